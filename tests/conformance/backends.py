@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from cairn.ports import Clock, Stores
 
 Factory = Callable[[Clock, Path], Stores]

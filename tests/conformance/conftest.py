@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from cairn.clock import FixedClock
 from cairn.ports import Stores
-
 from tests.conformance.backends import BACKENDS, PERSISTENT, open_backend
 
 

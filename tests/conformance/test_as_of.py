@@ -8,7 +8,6 @@ from cairn.changes import RecordPatch, Retract, Revise
 from cairn.clock import FixedClock
 from cairn.models import Status
 from cairn.ports import Stores
-
 from tests.conformance.samples import SCOPE, create
 
 HALF = timedelta(minutes=30)

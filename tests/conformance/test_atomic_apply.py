@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from cairn.changes import (
     MAX_CHANGES_PER_APPLY,
     Change,
@@ -23,7 +24,6 @@ from cairn.errors import (
 )
 from cairn.models import Page, RecordVersion
 from cairn.ports import Stores
-
 from tests.conformance.samples import SCOPE, create, new_fact
 
 Trio = tuple[RecordVersion, RecordVersion, RecordVersion]

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from cairn.changes import Create, RecordPatch, Retract, Revise
 from cairn.clock import FixedClock
 from cairn.errors import InvalidChangeError
 from cairn.ports import Stores
-
 from tests.conformance.backends import open_backend
 from tests.conformance.samples import (
     EMBEDDER,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+
 from cairn.changes import FoldIn, RecordPatch, Revise, Supersede
 from cairn.clock import FixedClock
 from cairn.errors import (
@@ -15,7 +16,6 @@ from cairn.errors import (
 )
 from cairn.models import ERASED_CONTENT, RecordVersion, Status
 from cairn.ports import Stores
-
 from tests.conformance.samples import (
     EMBEDDER,
     OTHER_ACTOR,

@@ -6,11 +6,11 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from cairn.clock import FixedClock
 from cairn.errors import EventNotFoundError
 from cairn.models import BlobPayload, Branch, Conversational, EventInput, Role
 from cairn.ports import Stores
-
 from tests.conformance.samples import OTHER_ACTOR, OTHER_MEMORY, SCOPE, event_input
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from cairn.errors import JournalNotFoundError
 from cairn.ports import Stores
-
 from tests.conformance.samples import SCOPE, journal_entry
 
 

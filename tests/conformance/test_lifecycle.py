@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from cairn.changes import Change, FoldIn, RecordPatch, Retract, Revise, Supersede
 from cairn.errors import InvalidChangeError
 from cairn.models import Edge, EdgeKind, RecordVersion, Status
 from cairn.ports import Stores
-
 from tests.conformance.samples import SCOPE, create, listed_ids, new_fact
 
 

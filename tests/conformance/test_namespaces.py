@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from cairn.ports import Stores
 
+from cairn.ports import Stores
 from tests.conformance.samples import create, listed_ids
 
 

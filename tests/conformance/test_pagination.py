@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import pytest
+
 from cairn.errors import InvalidCursorError, InvalidInputError
 from cairn.models import Page
 from cairn.ports import MAX_PAGE_SIZE, Stores
-
 from tests.conformance.samples import OTHER_ACTOR, OTHER_MEMORY, SCOPE, create, event_input
 
 T = TypeVar("T")

@@ -11,14 +11,14 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from cairn.changes import Change, Create, FoldIn, RecordPatch, Retract, Revise, Supersede
 from cairn.clock import FixedClock
 from cairn.errors import InvalidChangeError, SnapshotConflictError
 from cairn.models import TRUSTED_KINDS, Source, Status, Trust
 from cairn.ports import Stores
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.conformance.backends import open_backend
 from tests.conformance.samples import MODEL, SCOPE, SYSTEM, TOOL, USER, listed_ids, new_fact
 

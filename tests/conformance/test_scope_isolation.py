@@ -6,12 +6,12 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+
 from cairn.changes import Create, FoldIn, NewRecord, RecordPatch, Retract, Revise, Supersede
 from cairn.clock import FixedClock
 from cairn.errors import EventNotFoundError, JournalNotFoundError, RecordNotFoundError
 from cairn.models import Scope
 from cairn.ports import Stores
-
 from tests.conformance.samples import (
     EMBEDDER,
     FACTS,

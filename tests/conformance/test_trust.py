@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
+
 from cairn.changes import FoldIn, RecordPatch, Revise
 from cairn.clock import FixedClock
 from cairn.models import RecordVersion, Source, Trust, content_digest
 from cairn.ports import Stores
-from pydantic import ValidationError
-
 from tests.conformance.samples import IMPORTED, MODEL, SCOPE, SYSTEM, TOOL, USER, create
 
 

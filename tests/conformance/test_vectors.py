@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from cairn.changes import FoldIn, RecordPatch, Revise
 from cairn.models import EmbedderId
 from cairn.ports import Stores
-
 from tests.conformance.samples import EMBEDDER, SCOPE, create, vector
 
 VALUES = (0.125, -0.5, 0.75, 0.3333333)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from cairn.changes import Create, FoldIn, NewRecord, RecordPatch, Retract, Revise
 from cairn.clock import FixedClock
 from cairn.errors import InvalidChangeError, RecordNotFoundError
 from cairn.models import Edge, EdgeKind, Status, content_digest
 from cairn.ports import Stores
-
 from tests.conformance.samples import (
     FACTS,
     MODEL,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from cairn.changes import Create, NewRecord, Revise, RecordPatch, Vector
+from cairn.changes import Create, NewRecord, RecordPatch, Revise, Vector
 from cairn.models import (
     EmbedderId,
     RecordVersion,
@@ -85,7 +85,7 @@ def test_blank_content_and_naive_times_are_refused() -> None:
     with pytest.raises(ValidationError, match="whitespace"):
         _record(content="   ")
     with pytest.raises(ValidationError, match="timezone"):
-        _record(valid_from=datetime(2026, 1, 1))  # noqa: DTZ001 - naive on purpose
+        _record(valid_from=datetime(2026, 1, 1))
 
 
 def test_ids_and_namespaces_follow_the_agentcore_patterns() -> None:
