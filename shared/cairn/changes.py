@@ -8,12 +8,11 @@ same pure code for every backend.
 
 from __future__ import annotations
 
-import secrets
-import time
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from cairn.ids import new_record_id
 from cairn.models import (
     Edge,
     EmbedderId,
@@ -29,11 +28,6 @@ from cairn.models import (
 
 MAX_CHANGES_PER_APPLY = 16
 MAX_SNAPSHOT_RECORDS = 32
-
-
-def new_record_id() -> str:
-    """``mem-`` + 12 hex digits of epoch milliseconds + 24 random hex digits (40 chars in all)."""
-    return f"mem-{int(time.time() * 1000):012x}{secrets.token_hex(12)}"
 
 
 class Vector(Frozen):

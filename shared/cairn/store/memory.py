@@ -7,7 +7,6 @@ Nothing survives the process.
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,13 @@ import numpy.typing as npt
 
 from cairn.changes import Change
 from cairn.clock import SystemClock
-from cairn.errors import EventNotFoundError, JournalNotFoundError, RecordNotFoundError
+from cairn.errors import (
+    EventNotFoundError,
+    InvalidInputError,
+    JournalNotFoundError,
+    RecordNotFoundError,
+)
+from cairn.ids import new_event_id
 from cairn.models import (
     EmbedderId,
     Event,
@@ -38,11 +43,6 @@ from cairn.store.paging import check_limit, event_sort_key, page_after
 from cairn.versioning import lineage, plan_writes, tombstone, touched_ids
 
 VectorKey = tuple[str, str, str]  # (record_id, content_digest, embedder key)
-
-
-def new_event_id(at: datetime) -> str:
-    """``<epoch-ms>#<hex>``, the shape AgentCore event ids have."""
-    return f"{int(at.timestamp() * 1000)}#{secrets.token_hex(8)}"
 
 
 class InMemoryBackend:
@@ -125,6 +125,8 @@ class InMemoryRecordStore:
         cursor: str | None = None,
     ) -> Page[RecordVersion]:
         check_limit(limit)
+        if as_of is not None and as_of.tzinfo is None:
+            raise InvalidInputError("as_of must be timezone-aware (UTC); attach a tzinfo")
         query = {"ns": namespace_prefix, "as_of": as_of, "inactive": include_inactive}
         with self._b.lock:
             current: list[RecordVersion] = []
