@@ -1,0 +1,100 @@
+"""The clamp: truncate each entry, then admit entries in rank order while the block fits.
+
+Two ceilings apply to the RENDERED block (frame included): ``max_block_bytes`` and, when a
+context share is set, a token budget. Tokens are estimated as ``ceil(bytes / bytes_per_token)``
+with 3 bytes per token by default, which overcounts English BPE text (~4 bytes per token) and
+so errs on the side of a smaller block; scripts that tokenizers split into single bytes can
+still exceed it, so give those a smaller ``bytes_per_token``. Admission stops at the first entry
+that does not fit (a lower-ranked, shorter entry is never slipped in ahead of it) or at ``top_k``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cairn.models import RecordVersion
+from cairn.recall.query import RecallPolicy
+from cairn.recall.ranking import Ranked
+from cairn.recall.render import (
+    CAVEAT,
+    HEADING,
+    TRUNCATION_MARK,
+    BlockEntry,
+    entry_date,
+    frame_bytes,
+    line_cost,
+    prepared_text,
+)
+
+_MARK_BYTES = len(TRUNCATION_MARK.encode("utf-8"))
+# Heading and caveat joined; each entry line then adds its own bytes plus one "\n".
+_FRAME_WITH_ENTRIES = len(f"{HEADING}\n{CAVEAT}".encode())
+
+
+@dataclass(frozen=True, slots=True)
+class Clamped:
+    """What the budget admitted, in rank order, and what it cost."""
+
+    selected: tuple[Ranked, ...]
+    entries: tuple[BlockEntry, ...]
+    block_bytes: int
+    truncated: int
+    clamped: int
+
+
+def truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
+    """``text`` if it fits in ``max_bytes`` of UTF-8, else its longest prefix that fits with
+    ``TRUNCATION_MARK`` appended (mark included); never splits a character."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text, False
+    room = max(0, max_bytes - _MARK_BYTES)
+    # A cut inside a multi-byte sequence leaves a partial tail; "ignore" drops only that tail.
+    prefix = encoded[:room].decode("utf-8", errors="ignore")
+    return prefix + TRUNCATION_MARK, True
+
+
+def estimated_tokens(byte_count: int, policy: RecallPolicy) -> int:
+    """The conservative token estimate the budget uses: ``ceil(bytes / bytes_per_token)``."""
+    return math.ceil(byte_count / policy.bytes_per_token)
+
+
+def block_entry(version: RecordVersion, max_entry_bytes: int) -> BlockEntry:
+    """The entry ``version`` renders as, its text clamped to ``max_entry_bytes``."""
+    text, cut = truncate_utf8(prepared_text(version), max_entry_bytes)
+    return BlockEntry(
+        record_id=version.record_id,
+        date=entry_date(version),
+        confidence=version.confidence,
+        trust=version.trust,
+        text=text,
+        truncated=cut,
+    )
+
+
+def clamp(ranked: Sequence[Ranked], policy: RecallPolicy, top_k: int) -> Clamped:
+    """Admit ``ranked`` (already deduplicated) in order while the rendered block stays within
+    ``policy.block_byte_limit``; at most ``top_k`` entries."""
+    limit = policy.block_byte_limit
+    used = _FRAME_WITH_ENTRIES
+    selected: list[Ranked] = []
+    entries: list[BlockEntry] = []
+    for item in ranked[:top_k]:
+        entry = block_entry(item.candidate.version, policy.max_entry_bytes)
+        cost = line_cost(entry)
+        if used + cost > limit:
+            break
+        used += cost
+        selected.append(item)
+        entries.append(entry)
+    if not entries:
+        used = frame_bytes()
+    return Clamped(
+        selected=tuple(selected),
+        entries=tuple(entries),
+        block_bytes=used,
+        truncated=sum(entry.truncated for entry in entries),
+        clamped=len(ranked[:top_k]) - len(selected),
+    )

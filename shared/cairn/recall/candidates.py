@@ -1,0 +1,159 @@
+"""Step 1, candidates: every live head in the scope (under the filters), with a BM25 score and,
+where a vector in the query embedder's space exists or can be made, an exact cosine.
+
+Vectors are fetched only for the query embedder's identity, so two spaces are never compared.
+A head without one is re-embedded here (at most ``policy.max_reembed`` per recall, the ones
+with the best keyword scores first; the vector is used, not stored: recall never writes).
+Any other head is still a candidate, scored by keywords alone; none is silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn.models import RecordVersion, Scope, VersionRef
+from cairn.ports import MAX_PAGE_SIZE, Embedder, RecordStore
+from cairn.recall.keywords import bm25_scores, tokenize
+from cairn.recall.query import RecallPolicy, RecallQuery
+
+FloatVector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Candidate:
+    """A live head with its keyword score and, if it has a vector, its unit vector and cosine."""
+
+    version: RecordVersion
+    tokens: tuple[str, ...]
+    keyword: float
+    vector: FloatVector | None = None
+    cosine: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CandidatePool:
+    """Every candidate of one recall, in record-id order, and how many were re-embedded."""
+
+    candidates: tuple[Candidate, ...]
+    reembedded: int
+    embedded: bool
+
+
+def searchable_text(version: RecordVersion) -> str:
+    """What keywords are matched against: the content plus curated keywords, entities, tags."""
+    return " ".join((version.content, *version.keywords, *version.entities, *version.tags))
+
+
+def live_heads(scope: Scope, query: RecallQuery, records: RecordStore) -> list[RecordVersion]:
+    """Every active head (as of ``query.as_of``) under the query's filters, all pages read.
+
+    Rows the store returns outside the scope or not active are discarded here as well, so a
+    faulty backend cannot leak them into a recall.
+    """
+    heads: list[RecordVersion] = []
+    cursor: str | None = None
+    while True:
+        page = records.list_records(
+            scope,
+            namespace_prefix=query.namespace_prefix,
+            as_of=query.as_of,
+            limit=MAX_PAGE_SIZE,
+            cursor=cursor,
+        )
+        heads.extend(v for v in page.items if _belongs(v, scope) and _wanted(v, query))
+        cursor = page.next_cursor
+        if cursor is None:
+            return heads
+
+
+def _belongs(version: RecordVersion, scope: Scope) -> bool:
+    return (
+        version.live and version.memory_id == scope.memory_id and version.actor_id == scope.actor_id
+    )
+
+
+def _wanted(version: RecordVersion, query: RecallQuery) -> bool:
+    return query.strategy is None or version.strategy == query.strategy
+
+
+def unit(vector: npt.ArrayLike) -> FloatVector:
+    """``vector`` scaled to length 1 as float32; a zero vector stays zero (cosine 0, not NaN)."""
+    array = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array
+
+
+def unit_rows(matrix: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """Each row scaled to length 1 as float32; zero rows stay zero."""
+    array = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return (array / np.where(norms > 0, norms, 1)).astype(np.float32, copy=False)
+
+
+def gather(
+    scope: Scope,
+    query: RecallQuery,
+    *,
+    records: RecordStore,
+    embedder: Embedder | None,
+    policy: RecallPolicy,
+) -> CandidatePool:
+    """Read the scope's live heads and score each one (BM25 always; cosine when possible)."""
+    heads = live_heads(scope, query, records)
+    tokens = [tuple(tokenize(searchable_text(v))) for v in heads]
+    keyword = bm25_scores(tokenize(query.text), tokens, k1=policy.bm25_k1, b=policy.bm25_b)
+    if embedder is None or not heads:
+        pool = tuple(
+            Candidate(version=head, tokens=tokens[i], keyword=keyword[i])
+            for i, head in enumerate(heads)
+        )
+        return CandidatePool(candidates=pool, reembedded=0, embedded=embedder is not None)
+    vectors = _stored_vectors(scope, heads, records, embedder)
+    missing = sorted(
+        (i for i in range(len(heads)) if i not in vectors),
+        key=lambda i: (-keyword[i], heads[i].record_id),
+    )[: policy.max_reembed]
+    fresh = embedder.embed([query.text, *(heads[i].content for i in missing)])
+    vectors.update(zip(missing, fresh[1:], strict=True))
+    positions = sorted(vectors)
+    matrix = unit_rows(np.stack([vectors[i] for i in positions])) if positions else None
+    cosines = matrix @ unit(fresh[0]) if matrix is not None else np.zeros(0, dtype=np.float32)
+    row = {position: j for j, position in enumerate(positions)}
+    candidates = tuple(
+        Candidate(
+            version=head,
+            tokens=tokens[i],
+            keyword=keyword[i],
+            vector=matrix[row[i]] if matrix is not None and i in row else None,
+            cosine=float(cosines[row[i]]) if i in row else None,
+        )
+        for i, head in enumerate(heads)
+    )
+    return CandidatePool(candidates=candidates, reembedded=len(missing), embedded=True)
+
+
+def _stored_vectors(
+    scope: Scope, heads: Sequence[RecordVersion], records: RecordStore, embedder: Embedder
+) -> dict[int, FloatVector]:
+    """Stored vectors of ``heads`` in the embedder's space, by position; wrong widths skipped."""
+    identity = embedder.identity
+    found: dict[int, FloatVector] = {}
+    for start, chunk in _chunks(heads, MAX_PAGE_SIZE):
+        refs = [VersionRef(record_id=v.record_id, version=v.version) for v in chunk]
+        stored = records.vectors(scope, refs, identity)
+        for offset, ref in enumerate(refs):
+            values = stored.get(ref)
+            if values is not None and np.size(values) == identity.dims:
+                found[start + offset] = np.asarray(values, dtype=np.float32).reshape(-1)
+    return found
+
+
+def _chunks(
+    items: Sequence[RecordVersion], size: int
+) -> Iterator[tuple[int, Sequence[RecordVersion]]]:
+    for start in range(0, len(items), size):
+        yield start, items[start : start + size]

@@ -1,0 +1,131 @@
+"""The recall orchestrator: DESIGN §5 steps 1-7 in order, over the ports.
+
+Everything but step 1 (reading heads and vectors, embedding) and step 7 (storing the journal
+entry) is a pure function of plain values; see the modules named in each step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cairn.models import RecordVersion, Scope
+from cairn.ports import Clock, Embedder, Stores
+from cairn.recall.budget import Clamped, clamp
+from cairn.recall.candidates import gather
+from cairn.recall.dedup import deduplicate
+from cairn.recall.journal import journal_entry
+from cairn.recall.query import DEFAULT_POLICY, RecallPolicy, RecallQuery
+from cairn.recall.ranking import rank
+from cairn.recall.relevance import screen
+from cairn.recall.render import render_block
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledEntry:
+    """One selected record: the exact version shown, how it scored, and the text shown."""
+
+    version: RecordVersion
+    score: float
+    relevance: float
+    cosine: float | None
+    keyword: float
+    text: str
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RecallCounts:
+    """What each step did, for metrics (never content).
+
+    ``candidates``: live heads read; ``below_floor``: left out by a floor (the cosine floor,
+    or the keyword floor for rows ranked by keywords alone);
+    ``unembedded``: candidates with no vector, scored by keywords alone; ``reembedded``: heads
+    embedded on the fly; ``deduplicated``: paraphrases dropped; ``clamped``: survivors the
+    budget left out; ``truncated``: selected entries cut to ``max_entry_bytes``;
+    ``used_keyword_fallback``: keywords alone ranked this recall (no embedder, or no cosine
+    passed the floor).
+    """
+
+    candidates: int
+    below_floor: int
+    unembedded: int
+    reembedded: int
+    deduplicated: int
+    clamped: int
+    truncated: int
+    used_keyword_fallback: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Recollection:
+    """A recall's answer: the rendered block, the entries in it, and its journal id."""
+
+    block: str
+    entries: tuple[RecalledEntry, ...]
+    journal_id: str | None
+    counts: RecallCounts
+
+
+def recall(
+    scope: Scope,
+    query: RecallQuery,
+    *,
+    stores: Stores,
+    embedder: Embedder | None,
+    clock: Clock,
+    policy: RecallPolicy = DEFAULT_POLICY,
+    journal: bool = True,
+) -> Recollection:
+    """The block of ``scope``'s live memories most relevant to ``query``, within the budget.
+
+    Only active heads of ``scope`` (as of ``query.as_of`` if set) can appear; with ``journal``
+    the selection is journalled and ``replay`` can rebuild the block byte for byte.
+    """
+    now = clock.now()
+    pool = gather(scope, query, records=stores.records, embedder=embedder, policy=policy)
+    screened = screen(pool, policy)
+    ranked = rank(screened.relevant, policy, query.as_of or now)
+    unique = deduplicate(ranked, policy, limit=query.top_k)
+    clamped = clamp(unique.kept, policy, query.top_k)
+    block = render_block(clamped.entries)
+    journal_id: str | None = None
+    if journal:
+        entry = journal_entry(
+            scope,
+            query,
+            embedder=embedder.identity if embedder is not None else None,
+            policy=policy,
+            selected=clamped.selected,
+            block=block,
+            now=now,
+        )
+        stores.journal.put(entry)
+        journal_id = entry.journal_id
+    counts = RecallCounts(
+        candidates=len(pool.candidates),
+        below_floor=screened.below_floor,
+        unembedded=sum(1 for c in pool.candidates if c.vector is None) if pool.embedded else 0,
+        reembedded=pool.reembedded,
+        deduplicated=unique.dropped,
+        clamped=clamped.clamped,
+        truncated=clamped.truncated,
+        used_keyword_fallback=screened.keyword_only,
+    )
+    return Recollection(
+        block=block, entries=_recalled(clamped), journal_id=journal_id, counts=counts
+    )
+
+
+def _recalled(clamped: Clamped) -> tuple[RecalledEntry, ...]:
+    return tuple(
+        RecalledEntry(
+            version=item.candidate.version,
+            score=item.score,
+            relevance=item.relevance,
+            cosine=item.candidate.cosine,
+            keyword=item.candidate.keyword,
+            text=shown.text,
+            truncated=shown.truncated,
+        )
+        for item, shown in zip(clamped.selected, clamped.entries, strict=True)
+    )

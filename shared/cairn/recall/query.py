@@ -1,0 +1,153 @@
+"""What a recall asks for (``RecallQuery``) and every knob that shapes it (``RecallPolicy``).
+
+Defaults are provisional: each carries a one-line reason, and ``benchmarks/quality.py`` sweeps
+them on the LoCoMo dev split before the measured values replace these. Every knob lives here so
+a sweep never has to patch code.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+
+from cairn.models import Frozen, Namespace, Slug, UtcDatetime
+from cairn.recall.render import frame_bytes
+
+# The RetrieveMemoryRecords wire limit (searchQuery 1-10000 characters): the library accepts
+# whatever the API accepts. The agent tool `memory_recall` adds its own, tighter 2000-byte cap.
+MAX_QUERY_CHARS = 10_000
+MAX_TOP_K = 100
+DEFAULT_TOP_K = 8
+
+# Recency is worth at most this share of a score (DESIGN §5.3); the validator enforces it.
+MAX_RECENCY_WEIGHT = 0.3
+
+
+class RecallQuery(Frozen):
+    """One recall request, pinned by the caller to a scope; ``text`` is 1-10000 characters."""
+
+    text: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    namespace_prefix: Namespace | None = None
+    strategy: Slug | None = None
+    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
+    as_of: UtcDatetime | None = None
+
+    @model_validator(mode="after")
+    def _text_is_not_blank(self) -> Self:
+        if not self.text.strip():
+            raise ValueError("query text must contain words, not only whitespace")
+        return self
+
+    def filters(self) -> dict[str, str]:
+        """The filters as the journal records them (unset filters are left out)."""
+        found = {
+            "namespace_prefix": self.namespace_prefix,
+            "strategy": self.strategy,
+            "as_of": self.as_of.isoformat() if self.as_of else None,
+        }
+        return {key: value for key, value in found.items() if value is not None}
+
+
+class RecallPolicy(Frozen):
+    """Every knob of the recall pipeline; a policy that cannot hold its own frame is refused."""
+
+    # Candidates ----------------------------------------------------------------------------
+    # MiniLM puts unrelated sentence pairs mostly under ~0.15 and relevant turns at 0.2-0.5;
+    # on LoCoMo dev, floors 0.15-0.25 changed block recall by under 0.01 and never emptied it.
+    relevance_floor: float = Field(default=0.15, ge=0.0, le=1.0)
+    # Rows ranked by keywords alone need this share of the best BM25 score: a row that shares
+    # only a word found almost everywhere ("user") scores under a tenth of a real match.
+    keyword_floor: float = Field(default=0.1, ge=0.0, le=1.0)
+    # One CPU batch of MiniLM (~0.3 s); beyond it, unembedded heads are scored by keywords only.
+    max_reembed: int = Field(default=32, ge=0, le=1000)
+    # Classic Okapi values (Robertson & Zaragoza 2009); short one-line facts barely need tuning.
+    bm25_k1: float = Field(default=1.2, ge=0.0, le=3.0)
+    bm25_b: float = Field(default=0.75, ge=0.0, le=1.0)
+
+    # Fusion --------------------------------------------------------------------------------
+    # "blend" keeps score gaps (ranking multipliers stay secondary); "rrf" only keeps ranks.
+    fusion: Literal["blend", "rrf"] = "blend"
+    # BM25 is normalised so the best row scores 1 while relevant cosines sit at 0.2-0.5, so 0.3
+    # already gives keywords equal pull; LoCoMo dev, evidence in an 8-entry block: 0.2 -> 0.67,
+    # 0.3 -> 0.68, 0.4 -> 0.66, 0.5 -> 0.655 (provisional, until benchmarks/quality.py sweeps).
+    keyword_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    # The constant of Cormack et al. (2009), also the one measured on LoCoMo (shared/data).
+    rrf_k: int = Field(default=60, ge=1, le=1000)
+
+    # Ranking -------------------------------------------------------------------------------
+    # Recency breaks near-ties; the 0.3 cap in DESIGN §5 is a ceiling, not a target.
+    recency_weight: float = Field(default=0.1, ge=0.0, le=MAX_RECENCY_WEIGHT)
+    # A month: last week's confirmation should count, last year's should barely register.
+    recency_half_life_days: float = Field(default=30.0, gt=0.0, le=36_500.0)
+    # User-stated (~0.9) outranks inferred (~0.5) on a tie, but confidence never dominates.
+    confidence_multiplier_min: float = Field(default=0.85, gt=0.0, le=1.0)
+    confidence_multiplier_max: float = Field(default=1.0, gt=0.0, le=1.0)
+
+    # Dedup ---------------------------------------------------------------------------------
+    # MiniLM paraphrases of one fact sit at ~0.85-0.95; distinct facts on a topic stay lower.
+    dedup_cosine: float = Field(default=0.9, ge=0.0, le=1.0)
+    # For rows without a vector: near-verbatim token sets only (a rewording survives).
+    dedup_jaccard: float = Field(default=0.8, ge=0.0, le=1.0)
+
+    # Budget --------------------------------------------------------------------------------
+    # A fact is one line; ~480 bytes is three sentences, under the tool's 2000-byte cap.
+    max_entry_bytes: int = Field(default=480, ge=16, le=16_000)
+    # ~1,400 tokens at 3 bytes/token, under 1% of a 200k context: 8 one-line facts of ~250
+    # bytes with their ~90-byte labels, or 6 entries at the full max_entry_bytes.
+    max_block_bytes: int = Field(default=4096, ge=1, le=1_000_000)
+    # Optional: at most this share of the model's context window (both or neither).
+    context_share: float | None = Field(default=None, gt=0.0, le=1.0)
+    context_window_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    # Tokens are estimated as ceil(bytes / bytes_per_token): 3 overcounts English BPE (~4).
+    bytes_per_token: int = Field(default=3, ge=1, le=8)
+
+    @model_validator(mode="after")
+    def _knobs_agree(self) -> Self:
+        if self.confidence_multiplier_min > self.confidence_multiplier_max:
+            raise ValueError("confidence_multiplier_min must not exceed confidence_multiplier_max")
+        if (self.context_share is None) != (self.context_window_tokens is None):
+            raise ValueError("set context_share and context_window_tokens together, or neither")
+        if self.block_byte_limit < frame_bytes():
+            raise ValueError(
+                f"the block budget ({self.block_byte_limit} bytes) cannot hold the fixed "
+                f"heading and caveat ({frame_bytes()} bytes); raise max_block_bytes or the "
+                "token budget"
+            )
+        return self
+
+    @property
+    def token_budget(self) -> int | None:
+        """Tokens the block may use, from the context share, or ``None`` without one."""
+        if self.context_share is None or self.context_window_tokens is None:
+            return None
+        return math.floor(self.context_share * self.context_window_tokens)
+
+    @property
+    def block_byte_limit(self) -> int:
+        """The rendered block's byte ceiling: the byte budget and the token budget, whichever
+        is tighter (``ceil(bytes / bytes_per_token) <= tokens`` iff ``bytes <= tokens * bpt``)."""
+        tokens = self.token_budget
+        if tokens is None:
+            return self.max_block_bytes
+        return min(self.max_block_bytes, tokens * self.bytes_per_token)
+
+    @property
+    def material_relevance_ratio(self) -> float:
+        """If relevance(A) > ratio x relevance(B), A outranks B whatever recency and confidence.
+
+        A score is relevance x f with f in [(1-w)·c_min, (1-w)·c_max + w] (see ``ranking``);
+        the ratio is the widest spread of f, so the bound holds for every record pair.
+        """
+        w = self.recency_weight
+        low = (1 - w) * self.confidence_multiplier_min
+        high = (1 - w) * self.confidence_multiplier_max + w
+        return high / low
+
+    def knobs(self) -> dict[str, float | int | str | None]:
+        """Every knob by name, as the journal stores it and ``RecallPolicy(**knobs)`` reads it."""
+        return dict(self.model_dump())
+
+
+DEFAULT_POLICY = RecallPolicy()

@@ -1,0 +1,81 @@
+"""Step 3, ranking: relevance times a bounded confidence multiplier, blended with recency.
+
+    score = relevance · ((1 - w) · c(confidence) + w · recency(last_seen_at))
+
+with ``c(x) = c_min + (c_max - c_min)·x`` in [c_min, c_max] ⊆ (0, 1], ``recency`` in (0, 1]
+halving every ``recency_half_life_days`` of age, and ``w = recency_weight <= 0.3``. So recency
+is worth at most ``w`` of a score and scales with relevance: it can never rescue an irrelevant
+record (relevance 0 scores 0).
+
+Why recency cannot lift B over a materially more relevant A: every factor after relevance lies
+in ``[f_min, f_max] = [(1-w)·c_min, (1-w)·c_max + w]``, so if relevance(A) > ratio ·
+relevance(B) with ``ratio = f_max / f_min`` (``RecallPolicy.material_relevance_ratio``), then
+score(A) >= relevance(A)·f_min > relevance(B)·f_max >= score(B). With the defaults
+(w = 0.1, c_min = 0.85) the ratio is 1/0.765 ≈ 1.31; at the cap w = 0.3 it is 1/0.595 ≈ 1.68.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from cairn.recall.candidates import Candidate
+from cairn.recall.query import RecallPolicy
+from cairn.recall.relevance import Relevant
+
+_SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Ranked:
+    """A candidate with its relevance in [0, 1] and its final score in [0, 1]."""
+
+    candidate: Candidate
+    relevance: float
+    score: float
+
+
+def recency(last_seen_at: datetime, now: datetime, half_life_days: float) -> float:
+    """In (0, 1]: 1 for a record confirmed now (or later), halving every half-life of age."""
+    age_days = max(0.0, (now - last_seen_at).total_seconds() / _SECONDS_PER_DAY)
+    return float(0.5 ** (age_days / half_life_days))
+
+
+def confidence_multiplier(confidence: float, policy: RecallPolicy) -> float:
+    """Maps confidence 0..1 linearly onto [confidence_multiplier_min, confidence_multiplier_max]."""
+    low, high = policy.confidence_multiplier_min, policy.confidence_multiplier_max
+    return low + (high - low) * min(1.0, max(0.0, confidence))
+
+
+def ranking_score(
+    relevance: float,
+    confidence: float,
+    last_seen_at: datetime,
+    now: datetime,
+    policy: RecallPolicy,
+) -> float:
+    """The score a record ranks by; in [0, relevance], 0 whenever relevance is 0."""
+    w = policy.recency_weight
+    fresh = recency(last_seen_at, now, policy.recency_half_life_days)
+    return relevance * ((1 - w) * confidence_multiplier(confidence, policy) + w * fresh)
+
+
+def rank(relevant: Sequence[Relevant], policy: RecallPolicy, now: datetime) -> list[Ranked]:
+    """Best first: by score, then relevance, then record id (so equal inputs rank the same)."""
+    ranked = [
+        Ranked(
+            candidate=item.candidate,
+            relevance=item.relevance,
+            score=ranking_score(
+                item.relevance,
+                item.candidate.version.confidence,
+                item.candidate.version.last_seen_at,
+                now,
+                policy,
+            ),
+        )
+        for item in relevant
+    ]
+    ranked.sort(key=lambda r: (-r.score, -r.relevance, r.candidate.version.record_id))
+    return ranked

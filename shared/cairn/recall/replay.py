@@ -1,0 +1,68 @@
+"""Replay: rebuild a journalled recall block from exactly the versions it pinned.
+
+Replay never searches. It reads the journal entry, fetches each pinned version with
+``get_version`` (an erased one comes back as its tombstone), renders them in the journalled
+order with the journalled entry size, and compares the digest with the one recorded. A record
+erased since shows as ``(erased)`` and the mismatch is reported, not hidden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cairn.errors import RecordNotFoundError
+from cairn.models import JournalEntry, RecordVersion, Scope, Status
+from cairn.ports import Stores
+from cairn.recall.budget import block_entry
+from cairn.recall.journal import block_digest
+from cairn.recall.query import DEFAULT_POLICY
+from cairn.recall.render import BlockEntry, render_block
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A journalled recall, re-materialised; ``matches`` iff the block is byte-identical."""
+
+    journal: JournalEntry
+    versions: tuple[RecordVersion, ...]
+    block: str
+    block_digest: str
+    matches: bool
+    erased: tuple[str, ...]
+    missing: tuple[str, ...]
+    altered: tuple[str, ...]
+
+
+def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
+    """Re-render journal entry ``journal_id`` of ``scope`` from its pinned versions, no search.
+
+    Raises ``JournalNotFoundError`` when the entry is not in this scope.
+    """
+    entry = stores.journal.get(scope, journal_id)
+    max_entry_bytes = int(entry.policy.get("max_entry_bytes") or DEFAULT_POLICY.max_entry_bytes)
+    versions: list[RecordVersion] = []
+    entries: list[BlockEntry] = []
+    missing: list[str] = []
+    for pinned in entry.selected:
+        try:
+            version = stores.records.get_version(scope, pinned.record_id, pinned.version)
+        except RecordNotFoundError:
+            missing.append(pinned.record_id)
+            continue
+        versions.append(version)
+        entries.append(block_entry(version, max_entry_bytes))
+    block = render_block(entries)
+    digest = block_digest(block)
+    pinned_digests = {p.record_id: p.content_digest for p in entry.selected}
+    return Replay(
+        journal=entry,
+        versions=tuple(versions),
+        block=block,
+        block_digest=digest,
+        matches=digest == entry.block_digest and not missing,
+        erased=tuple(v.record_id for v in versions if v.status is Status.ERASED),
+        missing=tuple(missing),
+        altered=tuple(
+            v.record_id for v in versions if v.content_digest != pinned_digests[v.record_id]
+        ),
+    )

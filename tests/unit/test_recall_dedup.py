@@ -1,0 +1,106 @@
+"""Paraphrase dedup: repeats collapse to their best-ranked member before any budget is spent."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from cairn.changes import Create, NewRecord
+from cairn.models import Scope, Source, SourceKind
+from cairn.recall import RecallPolicy
+from cairn.recall.budget import block_entry, clamp
+from cairn.recall.candidates import Candidate, unit
+from cairn.recall.dedup import deduplicate, is_paraphrase
+from cairn.recall.keywords import tokenize
+from cairn.recall.ranking import Ranked
+from cairn.recall.render import frame_bytes, line_cost
+from cairn.versioning import plan_writes
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+SCOPE = Scope(memory_id="m1", actor_id="a1")
+
+
+def ranked(index: int, content: str, vector: list[float] | None, score: float) -> Ranked:
+    record = NewRecord(
+        record_id=f"mem-{index:036d}",
+        namespace="/facts/a1/",
+        content=content,
+        sources=(Source(kind=SourceKind.USER),),
+    )
+    version = plan_writes(SCOPE, [Create(record=record)], {}, NOW)[0].version
+    candidate = Candidate(
+        version=version,
+        tokens=tuple(tokenize(content)),
+        keyword=1.0,
+        vector=None if vector is None else unit(np.array(vector)),
+    )
+    return Ranked(candidate=candidate, relevance=score, score=score)
+
+
+def ids(items: tuple[Ranked, ...]) -> list[str]:
+    return [item.candidate.version.content for item in items]
+
+
+def test_an_exact_repeat_collapses_whatever_its_vector() -> None:
+    best = ranked(1, "Prefers green tea", [1, 0], 0.9)
+    repeat = ranked(2, "  prefers GREEN tea ", [0, 1], 0.8)  # same canonical content
+    result = deduplicate([best, repeat], RecallPolicy(), limit=8)
+    assert ids(result.kept) == ["Prefers green tea"]
+    assert result.dropped == 1
+
+
+def test_paraphrases_by_cosine_collapse_to_the_best_ranked_one() -> None:
+    best = ranked(1, "Prefers green tea", [1, 0.05], 0.9)
+    paraphrase = ranked(2, "Likes green tea best", [1, 0.1], 0.85)
+    other = ranked(3, "Has two cats", [0, 1], 0.5)
+    result = deduplicate([best, paraphrase, other], RecallPolicy(dedup_cosine=0.95), limit=8)
+    assert ids(result.kept) == ["Prefers green tea", "Has two cats"]
+    assert result.dropped == 1
+
+
+def test_related_but_distinct_memories_both_survive() -> None:
+    tea = ranked(1, "Prefers green tea", [1, 0.3], 0.9)
+    coffee = ranked(2, "Drinks coffee at work", [0.6, 1], 0.8)
+    result = deduplicate([tea, coffee], RecallPolicy(dedup_cosine=0.9), limit=8)
+    assert result.dropped == 0
+    assert len(result.kept) == 2
+
+
+def test_rows_without_vectors_are_compared_by_token_sets() -> None:
+    policy = RecallPolicy(dedup_jaccard=0.8)
+    a = ranked(1, "The user prefers green tea", None, 0.9)
+    a_again = ranked(2, "user prefers green teas!", [1, 0], 0.8)
+    b = ranked(3, "The user prefers black coffee", None, 0.7)
+    assert is_paraphrase(a.candidate, a_again.candidate, policy)
+    assert not is_paraphrase(a.candidate, b.candidate, policy)
+
+
+def test_dedup_stops_once_it_has_enough_survivors() -> None:
+    items = [
+        ranked(i, f"distinct fact {i}", [float(i == j) for j in range(6)], 1.0) for i in range(6)
+    ]
+    result = deduplicate(items, RecallPolicy(), limit=3)
+    assert len(result.kept) == 3
+
+
+def test_a_duplicate_never_consumes_budget() -> None:
+    # Budget for exactly two entries; A' paraphrases A. Dedup runs first, so B gets the room.
+    a = ranked(1, "Prefers green tea in the morning", [1, 0.02], 0.9)
+    a_prime = ranked(2, "In the morning prefers green tea", [1, 0.03], 0.85)
+    b = ranked(3, "Works night shifts at a hospital", [0, 1], 0.6)
+    policy = RecallPolicy(dedup_cosine=0.95)
+    costs = [line_cost(block_entry(x.candidate.version, policy.max_entry_bytes)) for x in (a, b)]
+    tight = RecallPolicy(dedup_cosine=0.95, max_block_bytes=frame_bytes() + sum(costs) + 5)
+    unique = deduplicate([a, a_prime, b], tight, limit=8)
+    result = clamp(unique.kept, tight, 8)
+    assert [e.text for e in result.entries] == [
+        "Prefers green tea in the morning",
+        "Works night shifts at a hospital",
+    ]
+    # Without dedup the paraphrase would have taken B's place.
+    without = clamp([a, a_prime, b], tight, 8)
+    assert [e.text for e in without.entries] == [
+        "Prefers green tea in the morning",
+        "In the morning prefers green tea",
+    ]
