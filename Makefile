@@ -38,3 +38,46 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .cairn-demo .pytest_cache .mypy_cache .ruff_cache build shared/*.egg-info
+
+# --- AWS: the CDK template and the Lambda code assets (no Docker) ----------------------------
+# `make synth` writes cdk.out/ offline (no AWS account needed) and fails on any unacknowledged
+# cdk-nag AwsSolutions finding. `make lambda-assets` downloads wheels from PyPI, so `make test`
+# never runs it: each functions/<fn>/ becomes build/lambda/<fn>/ (dependencies built for the
+# Lambda platform + the functions package), ready for `Code.from_asset`. LAMBDA_PYTHON must
+# match the runtime in infra/components/lambda_defaults.py (a test checks it); add the onnx
+# extra (LAMBDA_EXTRAS=aws,onnx) when deploying with `-c embedder=onnx`.
+CDK_ENV := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 CDK_DISABLE_CLI_TELEMETRY=true
+LAMBDA_PYTHON ?= 3.12
+LAMBDA_EXTRAS ?= aws
+LAMBDA_REQUIREMENTS ?= aws-lambda-powertools[tracer]
+# Lambda's Python 3.12 runs on Amazon Linux 2023 (glibc 2.34): manylinux_2_28 wheels run there, and
+# current numpy ships no manylinux2014 aarch64 wheel any more. pip expands each to older tags.
+LAMBDA_PLATFORMS := --platform manylinux2014_aarch64 --platform manylinux_2_28_aarch64
+FUNCTIONS_DIR ?= functions
+LAMBDA_BUILD := build/lambda
+
+.PHONY: synth lambda-assets
+
+synth: $(STAMP)
+	rm -rf cdk.out
+	$(CDK_ENV) $(PY) -m infra.app
+
+lambda-assets: $(STAMP)
+	rm -rf $(LAMBDA_BUILD) build/lambda-deps build/wheels
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir build/wheels .
+	$(PY) -m pip install --quiet --target build/lambda-deps --no-compile \
+	    $(LAMBDA_PLATFORMS) --implementation cp --python-version $(LAMBDA_PYTHON) \
+	    --only-binary=:all: -c constraints.txt \
+	    "$$(ls build/wheels/cairn-*.whl)[$(LAMBDA_EXTRAS)]" $(LAMBDA_REQUIREMENTS)
+	@for dir in $(FUNCTIONS_DIR)/*/; do \
+	    fn=$$(basename "$$dir"); \
+	    case "$$fn" in _*) continue;; esac; \
+	    out=$(LAMBDA_BUILD)/$$fn; \
+	    mkdir -p "$$out/functions"; \
+	    cp -R build/lambda-deps/. "$$out/"; \
+	    if [ -f $(FUNCTIONS_DIR)/__init__.py ]; then cp $(FUNCTIONS_DIR)/__init__.py "$$out/functions/"; fi; \
+	    if [ -d $(FUNCTIONS_DIR)/_common ]; then cp -R $(FUNCTIONS_DIR)/_common "$$out/functions/"; fi; \
+	    cp -R "$$dir" "$$out/functions/$$fn"; \
+	    find "$$out" -name __pycache__ -prune -exec rm -rf {} +; \
+	    echo "built $$out"; \
+	done

@@ -1,4 +1,4 @@
-"""The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase and demo.
+"""The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, demo, serve.
 
 Every failure ends as exactly one line on stderr, ``cairn: error: <what was wrong>; <what to
 do>``, with exit status 2 for bad arguments and 1 for everything else; never a traceback, unless
@@ -27,10 +27,12 @@ from cairn.cli_args import (
     resolve_locations,
 )
 from cairn.cli_errors import FAILURE_EXIT, explain
+from cairn.cli_serve import add_serve_command
 from cairn.models import SourceKind
 from cairn.recall.query import DEFAULT_TOP_K
+from cairn.runtime import demo_agent, demo_agent_phases
 
-PUBLIC_COMMANDS = "{remember,recall,history,as-of,forget,replay,erase,demo}"
+PUBLIC_COMMANDS = "{remember,recall,history,as-of,forget,replay,erase,demo,demo-agent,serve}"
 
 
 def _location_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
@@ -174,6 +176,27 @@ def _add_demo_commands(commands: argparse._SubParsersAction[CliParser]) -> None:
     phase.add_argument("phase", choices=sorted(demo_phases.PHASES))
     phase.add_argument("--store", type=Path, required=True)
     phase.set_defaults(run=demo_phases.run_phase)
+    _add_agent_demo_commands(commands)
+
+
+def _add_agent_demo_commands(commands: argparse._SubParsersAction[CliParser]) -> None:
+    summary = (
+        "an agent loop with memory tools, across processes: a lesson learned in one run, "
+        "recalled in the next, edited, and the edit shown by `cairn history`"
+    )
+    sub = _add_command(commands, "demo-agent", demo_agent_phases.run_demo_agent, summary)
+    sub.add_argument(
+        "--store",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help=f"the demo's own store, never CAIRN_STORE (default: {default_demo_store()})",
+    )
+    sub.add_argument("--fresh", action="store_true", help="delete the demo store first")
+    # The phases the agent demo runs in child processes; not part of the public surface.
+    phase = commands.add_parser("demo-agent-phase")
+    phase.add_argument("phase", choices=sorted(demo_agent.SESSIONS))
+    phase.add_argument("--store", type=Path, required=True)
+    phase.set_defaults(run=demo_agent_phases.run_phase)
 
 
 def build_parser() -> CliParser:
@@ -190,6 +213,9 @@ def build_parser() -> CliParser:
     )
     _add_memory_commands(commands)
     _add_demo_commands(commands)
+    add_serve_command(
+        commands, f"the embedded SQLite store (env CAIRN_STORE; default: {default_store()})"
+    )
     return parser
 
 

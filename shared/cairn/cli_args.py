@@ -20,7 +20,9 @@ from cairn.recall.query import MAX_TOP_K
 
 DEFAULT_MEMORY = "default"
 # Commands that work on the demo's fixed scope rather than on --actor/--memory.
-DEMO_COMMANDS = frozenset({"demo", "demo-phase"})
+DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
+# Commands that serve every actor and memory of a store: they need only --store.
+STORE_COMMANDS = frozenset({"serve"})
 
 
 class CliParser(argparse.ArgumentParser):
@@ -86,6 +88,9 @@ def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> a
     ``UsageError`` when no actor is given either way."""
     if args.command in DEMO_COMMANDS:
         args.store = args.store or default_demo_store()
+        return args
+    if args.command in STORE_COMMANDS:
+        args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store())
         return args
     args.actor = args.actor or environ.get("CAIRN_ACTOR")
     if not args.actor:

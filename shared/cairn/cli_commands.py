@@ -273,6 +273,8 @@ def erase(args: argparse.Namespace) -> int:
             report = ctx.stores.records.erase_scope(ctx.scope)
             events = ctx.stores.events.erase_scope(ctx.scope)
             journal = ctx.stores.journal.erase_scope(ctx.scope)
+            if ctx.stores.directory is not None:  # where the AgentCore API filed its records
+                ctx.stores.directory.erase_scope(ctx.scope)
             print(
                 f"erased actor {args.actor!r}: {report.versions} version(s) of "
                 f"{len(report.record_ids)} record(s), {events} event(s), "

@@ -1,8 +1,9 @@
 """``cairn demo``: memory written in one process, recalled and replayed from others.
 
 The parent only prints headings and runs three child processes on the same embedded store:
-``demo-phase file`` (a scripted conversation; the offline agent in ``cairn.demo`` files what the
-user stated), ``demo-phase recall`` (new questions, answered from the store, each journaled) and
+``demo-phase file`` (a scripted conversation; the extraction pipeline counts its turns, stages
+rollouts and extracts records from them in a background worker, with the offline heuristic
+model), ``demo-phase recall`` (new questions, answered from the store, each journaled) and
 the public ``cairn replay`` (the journaled versions re-rendered, no new search). Each child loads
 the embedding model at most once.
 """
@@ -12,33 +13,37 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cairn import demo
-from cairn.changes import MAX_CHANGES_PER_APPLY, NewRecord
-from cairn.cli_commands import list_all, open_backend, with_vectors
+from cairn.cli_commands import list_all, open_backend
 from cairn.cli_output import describe_source
 from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
-from cairn.models import Conversational, EventInput, RecordVersion
+from cairn.extract.embedded import EmbeddedExtraction, staging_dir, wire_embedded
+from cairn.llm.heuristic import HeuristicModel
+from cairn.models import Conversational, EventInput
 from cairn.ports import Stores
 from cairn.recall import RecallQuery, recall
+from cairn.rollouts import Rollout
+from cairn.store.staging_fs import FilesystemStagingStore
 
 DEMO_TOP_K = 4
 JOURNAL_LINE = re.compile(r"^journal: (\S+)$", flags=re.MULTILINE)
 
 
-def _converse(stores: Stores) -> list[NewRecord]:
-    """Append every scripted turn as an event; return what the agent would file, in order."""
+def _converse(extraction: EmbeddedExtraction) -> list[Rollout]:
+    """Append every scripted turn as an event; return the rollouts the triggers released."""
     clock = SystemClock()
-    candidates: list[NewRecord] = []
+    released: list[Rollout] = []
     for session in demo.CONVERSATION:
         print(f"\nsession {session.session_id} ({session.title})")
         for turn in session.turns:
-            event = stores.events.append(
+            appended = extraction.append(
                 demo.DEMO_SCOPE,
                 EventInput(
                     session_id=session.session_id,
@@ -47,36 +52,55 @@ def _converse(stores: Stores) -> list[NewRecord]:
                 ),
             )
             print(f"  {turn.role.value.lower():>9}: {turn.text}")
-            for record in demo.read_event(event):
-                print(f"             -> to file [{record.category}] {record.content}")
-                candidates.append(record)
-    return candidates
+            if (claim := appended.claim) is not None:
+                print(
+                    f"             -> trigger ({claim.trigger.replace('_', ' ')}): "
+                    f"{len(claim.events)} turns staged as rollout {claim.rollout_id}, "
+                    "extracting in the background"
+                )
+                released.append(claim)
+    return released
 
 
-def file_phase(stores: Stores) -> None:
-    """The first process: converse, then file the statements in atomic batches."""
-    candidates = _converse(stores)
-    scope = demo.DEMO_SCOPE
-    live = list_all(stores, scope)
-    changes = demo.plan_filing(with_vectors(OnnxEmbedder(), candidates), live)
-    written: list[RecordVersion] = []
-    for start in range(0, len(changes), MAX_CHANGES_PER_APPLY):
-        batch = changes[start : start + MAX_CHANGES_PER_APPLY]
-        written.extend(stores.records.apply(scope, batch))
-    created = sum(1 for version in written if version.version == 1)
-    summary = f"\nThe agent filed {created} new record(s), each citing the turn it came from"
-    if confirmed := len(written) - created:
-        summary += f", and confirmed {confirmed} it already held (an exact repeat folds in)"
-    print(summary + ":")
-    for version in written:
-        verb = "filed" if version.version == 1 else f"confirmed (seen {version.seen_count}x)"
+def file_phase(stores: Stores, store: Path) -> None:
+    """The first process: converse; the background worker extracts records from the turns."""
+    embedder = OnnxEmbedder()
+    embedder.load()
+    extraction = wire_embedded(
+        stores,
+        FilesystemStagingStore(staging_dir(store)),
+        model=HeuristicModel(),
+        embedder=embedder,
+        clock=SystemClock(),
+    )
+    extraction.worker.start()
+    try:
+        released = _converse(extraction)
+    finally:
+        extraction.worker.drain()  # every released rollout is extracted before we exit
+        extraction.worker.stop()
+    _report_extracted(stores, released)
+
+
+def _report_extracted(stores: Stores, released: list[Rollout]) -> None:
+    rollout_ids = {claim.rollout_id for claim in released}
+    extracted = [
+        version
+        for version in list_all(stores, demo.DEMO_SCOPE)
+        if any(source.rollout_id in rollout_ids for source in version.sources)
+    ]
+    print(
+        f"\nThe extractor filed or confirmed {len(extracted)} record(s) from {len(released)} "
+        "rollout(s), with no explicit `remember`; each cites the rollout and the turn it came from:"
+    )
+    for version in extracted:
+        verb = "filed" if version.seen_count == 1 else f"confirmed (seen {version.seen_count}x)"
         print(f"  {verb} {version.record_id} [{version.category}] {version.content}")
-        earlier = len(version.sources) - 1
-        cited = describe_source(version.sources[-1]) + (f" (+{earlier} earlier)" if earlier else "")
-        print(f"        source: {cited}")
+        cited = [s for s in version.sources if s.rollout_id in rollout_ids]
+        print(f"        source: {describe_source(cited[-1])}")
 
 
-def recall_phase(stores: Stores) -> None:
+def recall_phase(stores: Stores, store: Path) -> None:
     """The second process: new questions answered from the store, each recall journaled."""
     embedder = OnnxEmbedder()
     embedder.load()  # once for this process; every question below reuses it
@@ -93,7 +117,7 @@ def recall_phase(stores: Stores) -> None:
         print(f"journal: {found.journal_id}")
 
 
-PHASES: dict[str, Callable[[Stores], None]] = {"file": file_phase, "recall": recall_phase}
+PHASES: dict[str, Callable[[Stores, Path], None]] = {"file": file_phase, "recall": recall_phase}
 
 
 def run_phase(args: argparse.Namespace) -> int:
@@ -101,7 +125,7 @@ def run_phase(args: argparse.Namespace) -> int:
     stores = open_backend(args.store, SystemClock(), create=True)
     try:
         print(f"(process {os.getpid()}, store {args.store})")
-        PHASES[args.phase](stores)
+        PHASES[args.phase](stores, Path(args.store).expanduser())
     finally:
         stores.close()
     return 0
@@ -142,6 +166,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if args.fresh:
         for path in (store, *(store.with_name(store.name + s) for s in ("-wal", "-shm"))):
             path.unlink(missing_ok=True)
+        shutil.rmtree(staging_dir(store), ignore_errors=True)
     try:
         _run_steps(store)
     except DemoStepError as exc:
@@ -159,10 +184,10 @@ def _run_steps(store: Path) -> None:
 
     _heading(
         "1/3",
-        "Process A: a conversation, and an agent that files what the user stated",
-        "Each turn is appended as an event. The agent is offline and rule-based (not an LLM):",
-        "it files each explicit first-person statement as a record sourced 'user', citing",
-        "the event and session it came from.",
+        "Process A: a conversation; extraction files what the user stated",
+        "Each turn is appended as an event and counted. Every 6 turns a trigger stages the",
+        "batch as a rollout, and a background worker extracts records from it with the offline",
+        "heuristic model (rules, not an LLM), citing the rollout and the turn: no `remember`.",
     )
     _child(["demo-phase", "file", *where])
 

@@ -11,11 +11,20 @@ queue retry decisions lives in one place (the API layer), keyed by these classes
     ├── NotFoundError                no such id *in this scope* (other scopes look the same)
     │   ├── RecordNotFoundError
     │   ├── EventNotFoundError
-    │   └── JournalNotFoundError
+    │   ├── JournalNotFoundError
+    │   ├── RolloutNotFoundError     no staged payload under that rollout id in this scope
+    │   └── MemoryNotFoundError      no memory resource (configuration) with that id
     ├── ConflictError                the state moved under the caller; re-read and retry the plan
-    │   └── SnapshotConflictError    a record's head is no longer the version the planner saw
+    │   ├── SnapshotConflictError    a record's head is no longer the version the planner saw
+    │   ├── RolloutConflictError     a rollout id staged with other bytes (never retryable)
+    │   └── MemoryNameTakenError     a memory with that name exists already (never retryable)
     ├── ConfigurationError           cairn is set up wrong (missing extra, unreadable store)
     │   └── EmbedderUnavailableError the local model or its tokenizer is not installed
+    ├── ModelError                   a model call did not give a usable answer
+    │   ├── ModelUnavailableError    throttled, overloaded or unreachable (retryable)
+    │   │   └── ModelTimeoutError    no answer within the call's time bound (retryable)
+    │   ├── ModelRejectedError       the provider refused the request (access, model id, input)
+    │   └── InvalidModelOutputError  the answer is not the structure that was asked for
     └── StoreUnavailableError        the backend is busy or unreachable (retryable)
         └── StoreTimeoutError
 """
@@ -71,6 +80,18 @@ class JournalNotFoundError(NotFoundError):
         self.journal_id = journal_id
 
 
+class RolloutNotFoundError(NotFoundError):
+    def __init__(self, rollout_id: str) -> None:
+        super().__init__(f"rollout {rollout_id!r} has no staged payload in this scope")
+        self.rollout_id = rollout_id
+
+
+class MemoryNotFoundError(NotFoundError):
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(f"memory {memory_id!r} does not exist; create it first (CreateMemory)")
+        self.memory_id = memory_id
+
+
 class ConflictError(CairnError):
     """The stored state changed since the caller read it; re-read and plan again."""
 
@@ -91,6 +112,35 @@ class SnapshotConflictError(ConflictError):
         self.moved = tuple(moved)
 
 
+class RolloutConflictError(ConflictError):
+    """A rollout id is already staged with other bytes; staging is write-once per id."""
+
+    # Retrying the same put can never succeed: the caller must stage under a fresh rollout id.
+    retryable = False
+
+    def __init__(self, rollout_id: str) -> None:
+        super().__init__(
+            f"rollout {rollout_id!r} is already staged with a different payload; "
+            "staged payloads are write-once, so stage the new payload under a new rollout id"
+        )
+        self.rollout_id = rollout_id
+
+
+class MemoryNameTakenError(ConflictError):
+    """A memory with this name exists already; names are unique among existing memories."""
+
+    # The name stays taken until that memory is deleted: retrying cannot succeed.
+    retryable = False
+
+    def __init__(self, name: str) -> None:
+        # AgentCore clients look for the words "already exists" (bedrock-agentcore's
+        # MemoryClient.create_or_get_memory); keep them in this message.
+        super().__init__(
+            f"a memory named {name!r} already exists; choose another name or use that memory"
+        )
+        self.name = name
+
+
 class ConfigurationError(CairnError):
     """cairn is configured or installed wrong; the message names the fix."""
 
@@ -107,3 +157,31 @@ class StoreUnavailableError(CairnError):
 
 class StoreTimeoutError(StoreUnavailableError):
     """The backend did not answer in time."""
+
+
+class ModelError(CairnError):
+    """A model call did not give a usable answer; the subclass says whether to try again."""
+
+
+class ModelUnavailableError(ModelError):
+    """The model provider is throttled, overloaded or unreachable; try again later."""
+
+    retryable = True
+
+
+class ModelTimeoutError(ModelUnavailableError):
+    """The model did not answer within the call's time bound; nothing was done with it."""
+
+
+class ModelRejectedError(ModelError):
+    """The provider refused the request (no access, unknown model, malformed or too long input);
+    the same request will be refused again."""
+
+
+class InvalidModelOutputError(ModelError):
+    """The model's answer is not the structure that was asked for (not JSON, wrong shape,
+    unknown aliases); ``reason`` says what was wrong without quoting the answer."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the model's answer was not usable: {reason}")
+        self.reason = reason

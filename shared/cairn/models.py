@@ -261,7 +261,13 @@ class BlobPayload(Frozen):
     blob: Any
 
 
-Payload = Conversational | BlobPayload
+class JsonPayload(Frozen):
+    """A structured JSON document (AgentCore's ``json`` payload), kept exactly as given."""
+
+    document: Any
+
+
+Payload = Conversational | BlobPayload | JsonPayload
 
 
 class Branch(Frozen):

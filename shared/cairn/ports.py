@@ -10,24 +10,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from cairn.changes import Change
+from cairn.llm.request import ModelRequest, ModelResponse
+from cairn.memories import MemoryConfig
 from cairn.models import (
+    ActorId,
     EmbedderId,
     Event,
     EventInput,
     Frozen,
     JournalEntry,
+    Label,
+    Namespace,
     Page,
+    RecordId,
     RecordVersion,
     Scope,
     SessionSummary,
+    UtcDatetime,
     VersionRef,
 )
+from cairn.rollouts import Appended, EventRef, Rollout, RolloutState, SessionCounters, TriggerPolicy
 
 FloatMatrix = npt.NDArray[np.float32]
 
@@ -50,6 +58,17 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> FloatMatrix:
         """One L2-normalised float32 row per text, shape ``(len(texts), identity.dims)``."""
+        ...
+
+
+class ModelProvider(Protocol):
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """One answer within the request's token and time bounds, with its usage.
+
+        Raises ``ModelTimeoutError`` past ``timeout_seconds`` and ``ModelUnavailableError`` when
+        throttled or unreachable (both retryable), ``ModelRejectedError`` when the provider
+        refuses the request, ``InvalidModelOutputError`` when no answer text can be read.
+        """
         ...
 
 
@@ -174,6 +193,195 @@ class JournalStore(Protocol):
         ...
 
 
+class StagingStore(Protocol):
+    """Write-once blobs of staged rollout evidence, one per ``(scope, rollout_id)``.
+
+    Object keys are derived from a digest of the scope and the validated rollout id
+    (``cairn.store.staging_keys``), so they never carry user text. Every backend returns the
+    same key for the same scope and rollout id.
+    """
+
+    def put(self, scope: Scope, rollout_id: str, payload: bytes) -> str:
+        """Stage ``payload`` and return its key; the same bytes again are a no-op, different
+        bytes under a staged id raise ``RolloutConflictError`` and change nothing."""
+        ...
+
+    def get(self, scope: Scope, rollout_id: str) -> bytes:
+        """The staged bytes, exactly as put; ``RolloutNotFoundError`` if absent in this scope."""
+        ...
+
+    def delete(self, scope: Scope, rollout_id: str) -> None:
+        """Remove the staged payload (a consumed rollout); deleting an absent one is a no-op."""
+        ...
+
+    def erase_scope(self, scope: Scope) -> int:
+        """Delete every payload staged in the scope; returns how many were deleted."""
+        ...
+
+
+class MemoryConfigStore(Protocol):
+    """Memory resources (their configuration), one per ``memory_id``; names are unique."""
+
+    def create(self, memory: MemoryConfig) -> None:
+        """Store a new memory; ``MemoryNameTakenError`` if an existing memory has its name."""
+        ...
+
+    def get(self, memory_id: str) -> MemoryConfig:
+        """The memory's configuration; ``MemoryNotFoundError`` if there is none."""
+        ...
+
+    def replace(self, memory: MemoryConfig, *, expected_revision: int) -> None:
+        """Store ``memory`` over the stored one only if that still has ``expected_revision``,
+        else ``ConflictError`` and nothing changes; ``MemoryNotFoundError`` if it is gone."""
+        ...
+
+    def delete(self, memory_id: str) -> None:
+        """Forget the memory's configuration; ``MemoryNotFoundError`` if there is none."""
+        ...
+
+    def list_memories(
+        self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None
+    ) -> Page[MemoryConfig]:
+        """Every memory, by memory id."""
+        ...
+
+
+class IdempotencyClaim(Frozen):
+    """A client token's claim: the request's fingerprint and, once done, what it produced.
+
+    ``key`` and ``fingerprint`` are digests (they never carry request content); ``outcome`` is
+    ``None`` while the request is in progress.
+    """
+
+    key: Label
+    fingerprint: Label
+    outcome: dict[str, Any] | None = None
+    expires_at: UtcDatetime
+
+
+class IdempotencyStore(Protocol):
+    """Claims on client tokens, so a retried write is answered, not repeated."""
+
+    def claim(
+        self, key: str, fingerprint: str, *, now: datetime, expires_at: datetime
+    ) -> IdempotencyClaim | None:
+        """Claim ``key`` (in progress until ``expires_at``) and return ``None``; if an unexpired
+        claim exists, change nothing and return it. An expired claim is replaced."""
+        ...
+
+    def complete(self, key: str, outcome: Mapping[str, Any], *, expires_at: datetime) -> None:
+        """Record what the claimed request produced, kept until ``expires_at``."""
+        ...
+
+    def release(self, key: str) -> None:
+        """Drop the claim (its request failed), so the token can be used again; no-op if absent."""
+        ...
+
+
+class RecordPlacement(Frozen):
+    """Which actor's scope holds a record of a memory, and under which namespace."""
+
+    record_id: RecordId
+    actor_id: ActorId
+    namespace: Namespace
+
+
+class RecordDirectory(Protocol):
+    """Where each record of a memory lives, for callers that know a record id but no actor
+    (AgentCore's record API), and which actors hold records under a namespace."""
+
+    def place(self, memory_id: str, placements: Sequence[RecordPlacement]) -> None:
+        """Record where these records live; placing a record again overwrites its entry."""
+        ...
+
+    def locate(self, memory_id: str, record_id: str) -> RecordPlacement:
+        """Where the record lives; ``RecordNotFoundError`` if it was never placed here."""
+        ...
+
+    def actors(self, memory_id: str, *, namespace_prefix: str | None = None) -> tuple[str, ...]:
+        """Actors, sorted, holding a placed record whose namespace lies under the prefix
+        (segment boundaries, as ``namespace_matches``)."""
+        ...
+
+    def erase_scope(self, scope: Scope) -> int:
+        """Forget every placement in the scope; returns how many were forgotten."""
+        ...
+
+
+class RolloutStore(Protocol):
+    """The rollout index: per-session trigger counters and the rollouts they release.
+
+    Counting is atomic with the append: an acknowledged event is always counted, and a count
+    trigger that fires claims exactly one rollout, however many writers append to the session
+    at once. Rows move only through the planners of ``cairn.rollouts``; no row holds message
+    content. ``tests/conformance/test_rollouts*.py`` pins the contract.
+    """
+
+    def append_counted(
+        self, scope: Scope, event: EventInput, *, policy: TriggerPolicy | None
+    ) -> Appended:
+        """Append ``event`` (as ``EventStore.append``) and, in the same transaction, count it
+        toward its session's triggers (``count_append``); a fired trigger's rollout is claimed
+        and returned. With no ``policy`` the event is appended and not counted."""
+        ...
+
+    def events_for(
+        self, scope: Scope, session_id: str, refs: Sequence[EventRef]
+    ) -> tuple[Event, ...]:
+        """The session's events named by ``refs``, in the order given; deleted ones are absent."""
+        ...
+
+    def counters(self, scope: Scope, session_id: str) -> SessionCounters | None:
+        """The session's trigger counters; ``None`` if nothing was ever counted in it."""
+        ...
+
+    def get(self, scope: Scope, rollout_id: str) -> Rollout:
+        """The rollout, whatever its state; ``RolloutNotFoundError`` outside the scope."""
+        ...
+
+    def list_pending(self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
+        """The scope's rollouts not yet consumed (failed ones included), oldest claim first."""
+        ...
+
+    def mark(
+        self,
+        scope: Scope,
+        rollout_id: str,
+        state: RolloutState,
+        *,
+        now: datetime,
+        staging_key: str | None = None,
+        reason: str | None = None,
+    ) -> Rollout:
+        """Move the rollout to ``state`` as ``cairn.rollouts.advance`` plans, conditional on
+        the state it was read in, and return it; a step it is past already changes nothing."""
+        ...
+
+    def claim_idle(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
+        """Claim a rollout for each session (any scope) idle past its timeout at ``now`` with
+        messages pending (``claim_idle_session``); at most ``limit`` sessions a call."""
+        ...
+
+    def list_due(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
+        """Rollouts (any scope) whose ``cairn.rollouts.due_at`` has passed at ``now``: stalled
+        before announcement, or announced and never consumed. Oldest due first."""
+        ...
+
+    def erase_scope(self, scope: Scope) -> int:
+        """Forget the scope's counters and rollouts (events and payloads are erased by their
+        own stores); returns how many rows were forgotten."""
+        ...
+
+
+class Notifier(Protocol):
+    """Tells extractors that a rollout is staged (an SNS FIFO topic, or an in-process queue)."""
+
+    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
+        """Publish one notice of the staged rollout; announcing the same rollout again within
+        the deduplication window delivers it once. Raises a retryable error if not published."""
+        ...
+
+
 class Closeable(Protocol):
     def close(self) -> None: ...
 
@@ -186,6 +394,12 @@ class Stores:
     events: EventStore
     journal: JournalStore
     owner: Closeable | None = None
+    # Optional capabilities (the AgentCore API needs them); a backend without them leaves None.
+    memories: MemoryConfigStore | None = None
+    idempotency: IdempotencyStore | None = None
+    directory: RecordDirectory | None = None
+    # Optional capability: the extraction pipeline's rollout index (cairn.rollouts).
+    rollouts: RolloutStore | None = None
 
     def close(self) -> None:
         if self.owner is not None:

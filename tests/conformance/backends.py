@@ -8,8 +8,13 @@ collection. A new backend joins by adding one entry here; the tests do not chang
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
+import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,13 +35,63 @@ def open_sqlite(clock: Clock, path: Path) -> Stores:
     return SQLiteBackend(path / "cairn.db", clock).stores()
 
 
+def open_dynamodb(clock: Clock, path: Path) -> Stores:
+    """DynamoDB on moto, tables created from ``cairn.store.dynamodb_schema``.
+
+    The table names are kept in ``path``: opening the same path again (while no other test
+    has reset moto) finds the same tables and what was written to them.
+    """
+    import boto3
+    from moto import mock_aws
+
+    from cairn.store.dynamodb import DynamoDBBackend
+    from cairn.store.dynamodb_schema import TABLES, create_table_request
+
+    names_file = path / "dynamodb-tables.json"
+    reopened = names_file.exists()
+    mock = mock_aws()
+    mock.start(reset=not reopened)
+    client = _moto_client(boto3)
+    if reopened:
+        names = json.loads(names_file.read_text())
+    else:
+        suffix = uuid.uuid4().hex[:12]
+        names = {table.logical_name: f"cairn-{table.logical_name}-{suffix}" for table in TABLES}
+        for table in TABLES:
+            client.create_table(**create_table_request(table, names[table.logical_name]))
+        names_file.write_text(json.dumps(names))
+    backend = DynamoDBBackend(
+        client, items_table=names["items"], events_table=names["events"], clock=clock
+    )
+
+    class StopMoto:
+        def close(self) -> None:
+            backend.close()
+            mock.stop(remove_data=False)  # kept for a reopen; the next fresh open resets
+
+    return dataclasses.replace(backend.stores(), owner=StopMoto())
+
+
+@functools.cache
+def _moto_client(boto3: Any) -> Any:
+    """One client for every test: building one loads botocore's models (~0.3 s), and moto
+    intercepts any client made after moto was imported, whenever a mock is active."""
+    return boto3.session.Session().client(
+        "dynamodb",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",  # noqa: S106  # moto's fake credentials
+    )
+
+
 BACKENDS: dict[str, Factory] = {
     "memory": open_memory,
     "sqlite": open_sqlite,
+    "dynamodb": open_dynamodb,
 }
 
 # Optional capability: opening the factory again on the same path sees what was written before.
-PERSISTENT: frozenset[str] = frozenset({"sqlite"})
+PERSISTENT: frozenset[str] = frozenset({"sqlite", "dynamodb"})
 
 
 def open_backend(name: str, clock: Clock, path: Path) -> Stores:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from datetime import datetime
 from typing import Any
 
 from cairn.errors import EventNotFoundError, InvalidCursorError, JournalNotFoundError
@@ -34,6 +36,32 @@ def _string_position(scope_key: str, query: dict[str, Any], cursor: str | None) 
     return position
 
 
+def insert_event(conn: sqlite3.Connection, scope: Scope, event: EventInput, now: datetime) -> Event:
+    """Insert ``event`` as appended at ``now`` inside the caller's write transaction."""
+    stored = Event(
+        **{name: getattr(event, name) for name in EventInput.model_fields},
+        memory_id=scope.memory_id,
+        actor_id=scope.actor_id,
+        event_id=new_event_id(event.event_timestamp),
+        created_at=now,
+    )
+    conn.execute(
+        "INSERT INTO events (memory_id, actor_id, session_id, event_id, event_timestamp,"
+        " branch, created_at, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            scope.memory_id,
+            scope.actor_id,
+            stored.session_id,
+            stored.event_id,
+            encode_time(stored.event_timestamp),
+            stored.branch.name if stored.branch else None,
+            encode_time(stored.created_at),
+            stored.model_dump_json(),
+        ),
+    )
+    return stored
+
+
 class SQLiteEventStore:
     """Events in one SQLite file; behaves exactly like ``InMemoryEventStore``."""
 
@@ -44,28 +72,7 @@ class SQLiteEventStore:
     def append(self, scope: Scope, event: EventInput) -> Event:
         """Store one immutable event and return it with its id."""
         with self._db.transaction(write=True) as conn:
-            stored = Event(
-                **{name: getattr(event, name) for name in EventInput.model_fields},
-                memory_id=scope.memory_id,
-                actor_id=scope.actor_id,
-                event_id=new_event_id(event.event_timestamp),
-                created_at=self._clock.now(),
-            )
-            conn.execute(
-                "INSERT INTO events (memory_id, actor_id, session_id, event_id, event_timestamp,"
-                " branch, created_at, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    scope.memory_id,
-                    scope.actor_id,
-                    stored.session_id,
-                    stored.event_id,
-                    encode_time(stored.event_timestamp),
-                    stored.branch.name if stored.branch else None,
-                    encode_time(stored.created_at),
-                    stored.model_dump_json(),
-                ),
-            )
-        return stored
+            return insert_event(conn, scope, event, self._clock.now())
 
     def get_event(self, scope: Scope, session_id: str, event_id: str) -> Event:
         """The event; ``EventNotFoundError`` if it is not in this scope and session."""

@@ -39,6 +39,13 @@ from cairn.models import (
     namespace_matches,
 )
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, Stores
+from cairn.store._memory_api_state import (
+    ApiState,
+    InMemoryIdempotencyStore,
+    InMemoryMemoryConfigStore,
+    InMemoryRecordDirectory,
+)
+from cairn.store._memory_rollouts import InMemoryRolloutStore, RolloutRows
 from cairn.store.paging import check_limit, event_sort_key, page_after
 from cairn.versioning import lineage, plan_writes, tombstone, touched_ids
 
@@ -55,6 +62,8 @@ class InMemoryBackend:
         self.vectors: dict[Scope, dict[VectorKey, npt.NDArray[np.float32]]] = defaultdict(dict)
         self.events: dict[Scope, dict[str, dict[str, Event]]] = defaultdict(dict)
         self.journal: dict[Scope, dict[str, JournalEntry]] = defaultdict(dict)
+        self.api_state = ApiState(lock=self.lock)
+        self.rollout_rows = RolloutRows()
 
     def stores(self) -> Stores:
         return Stores(
@@ -62,6 +71,12 @@ class InMemoryBackend:
             events=InMemoryEventStore(self),
             journal=InMemoryJournalStore(self),
             owner=self,
+            memories=InMemoryMemoryConfigStore(self.api_state),
+            idempotency=InMemoryIdempotencyStore(self.api_state),
+            directory=InMemoryRecordDirectory(self.api_state),
+            rollouts=InMemoryRolloutStore(
+                self.lock, InMemoryEventStore(self), self.events, self.rollout_rows
+            ),
         )
 
     def close(self) -> None:

@@ -24,10 +24,16 @@ from pathlib import Path
 
 from cairn.clock import SystemClock
 from cairn.ports import Clock, Stores
+from cairn.store._sqlite_api_state import (
+    SQLiteIdempotencyStore,
+    SQLiteMemoryConfigStore,
+    SQLiteRecordDirectory,
+)
 from cairn.store._sqlite_codec import encode_time
 from cairn.store._sqlite_connection import SQLiteDatabase
 from cairn.store._sqlite_events import SQLiteEventStore, SQLiteJournalStore
 from cairn.store._sqlite_records import SQLiteRecordStore
+from cairn.store._sqlite_rollouts import SQLiteRolloutStore
 
 __all__ = ["SQLiteBackend", "SQLiteEventStore", "SQLiteJournalStore", "SQLiteRecordStore"]
 
@@ -61,6 +67,10 @@ class SQLiteBackend:
             events=SQLiteEventStore(self._db, self.clock),
             journal=SQLiteJournalStore(self._db),
             owner=self,
+            memories=SQLiteMemoryConfigStore(self._db),
+            idempotency=SQLiteIdempotencyStore(self._db),
+            directory=SQLiteRecordDirectory(self._db),
+            rollouts=SQLiteRolloutStore(self._db, self.clock),
         )
 
     def close(self) -> None:

@@ -1,0 +1,1 @@
+"""What every cairn Lambda shares: the composition root and the one observability owner."""

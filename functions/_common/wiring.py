@@ -1,0 +1,212 @@
+"""The composition root of every cairn Lambda: adapters built once per warm container.
+
+Reads the ``CAIRN_*`` variables ``infra.stack.CairnStack.function_environment`` sets, builds the
+boto3 clients (retries and timeouts configured here, the one place), and wires them into the
+library's ports. Nothing happens at import: every builder is a cached function, called by the
+handler on its first invocation and reused by later ones in the same container. Tests call
+``configure`` to point the clients at moto and inject test providers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from cairn.clock import SystemClock
+from cairn.errors import ConfigurationError
+from cairn.extract.delivery import Consumer, ResolveMemory
+from cairn.extract.extractor import ExtractionOutcome, extract_rollout
+from cairn.extract.rollout import RolloutPayload
+from cairn.extract.staging import RolloutPipeline
+from cairn.extract.triggers import embedded_memory
+from cairn.memories import MemoryConfig
+from cairn.ports import Clock, Embedder, ModelProvider, Stores
+
+# Inside a Lambda: a few quick retries, and answers well within the function's timeout.
+_AWS_CONFIG = {"retries": {"mode": "standard", "max_attempts": 3}, "connect_timeout": 2}
+_READ_TIMEOUT_SECONDS = 5
+_MODEL_TIMEOUT_SECONDS = 45.0  # under the extraction function's 60 s timeout
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The deployment's names and choices, as the stack sets them in the environment."""
+
+    items_table: str
+    events_table: str
+    rollout_bucket: str
+    kms_key_id: str
+    rollout_topic_arn: str
+    embedder: str
+    extraction_model_id: str
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> Deployment:
+        names = {
+            "items_table": "CAIRN_ITEMS_TABLE",
+            "events_table": "CAIRN_EVENTS_TABLE",
+            "rollout_bucket": "CAIRN_ROLLOUT_BUCKET",
+            "kms_key_id": "CAIRN_KMS_KEY_ID",
+            "rollout_topic_arn": "CAIRN_ROLLOUT_TOPIC_ARN",
+            "embedder": "CAIRN_EMBEDDER",
+            "extraction_model_id": "CAIRN_EXTRACTION_MODEL_ID",
+        }
+        missing = sorted(variable for variable in names.values() if not environ.get(variable))
+        if missing:
+            raise ConfigurationError(
+                f"the function's environment lacks {', '.join(missing)}; deploy it with the "
+                "cairn stack, which sets every CAIRN_* variable"
+            )
+        return cls(**{field: environ[variable] for field, variable in names.items()})
+
+
+@dataclass
+class _Injected:
+    """What a test may put in place of the real thing (never set in a deployed function)."""
+
+    session: Any = None
+    model: ModelProvider | None = None
+    embedder: Embedder | None = None
+    clock: Clock | None = None
+
+
+_injected = _Injected()
+
+
+def configure(
+    *,
+    session: Any = None,
+    model: ModelProvider | None = None,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
+) -> None:
+    """Build clients from ``session`` (a boto3 session, e.g. under moto) and use ``model``,
+    ``embedder`` and ``clock`` instead of the deployment's; for tests. Resets the caches."""
+    global _injected  # the composition root's one mutable setting
+    _injected = _Injected(session=session, model=model, embedder=embedder, clock=clock)
+    reset()
+
+
+def reset() -> None:
+    """Forget every cached adapter (tests; a new deployment)."""
+    for builder in (deployment, client, stores, staging, pipeline, embedder, model, consumer):
+        builder.cache_clear()
+
+
+@cache
+def deployment() -> Deployment:
+    return Deployment.from_environment(os.environ)
+
+
+@cache
+def client(service: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    config = Config(**_AWS_CONFIG, read_timeout=_READ_TIMEOUT_SECONDS)
+    return (_injected.session or boto3.session.Session()).client(service, config=config)
+
+
+@cache
+def stores() -> Stores:
+    from cairn.store.dynamodb import DynamoDBBackend
+
+    found = deployment()
+    return DynamoDBBackend(
+        client("dynamodb"),
+        items_table=found.items_table,
+        events_table=found.events_table,
+        clock=clock(),
+    ).stores()
+
+
+@cache
+def staging() -> Any:
+    from cairn.store.s3 import S3StagingStore
+
+    found = deployment()
+    return S3StagingStore(client("s3"), bucket=found.rollout_bucket, kms_key_id=found.kms_key_id)
+
+
+def clock() -> Clock:
+    return _injected.clock or SystemClock()
+
+
+def _rollouts(built: Stores) -> Any:
+    if built.rollouts is None:  # pragma: no cover - the DynamoDB backend always has one
+        raise ConfigurationError("the DynamoDB backend keeps no rollout index; upgrade cairn")
+    return built.rollouts
+
+
+@cache
+def pipeline() -> RolloutPipeline:
+    """Counting, staging and announcing: what appends events and what the sweep drives."""
+    from cairn.store.sns import SNSNotifier
+
+    topic = deployment().rollout_topic_arn  # first: a misdeployed function says what is missing
+    notifier = SNSNotifier(client("sns"), topic_arn=topic)
+    return RolloutPipeline(
+        rollouts=_rollouts(stores()), staging=staging(), notifier=notifier, clock=clock()
+    )
+
+
+@cache
+def embedder() -> Embedder:
+    if _injected.embedder is not None:
+        return _injected.embedder
+    kind = deployment().embedder
+    if kind == "onnx":
+        from cairn.embed.onnx import OnnxEmbedder
+
+        return OnnxEmbedder()
+    raise ConfigurationError(
+        f"embedder {kind!r} is not available in this build of cairn; deploy with -c embedder=onnx"
+    )
+
+
+@cache
+def model() -> ModelProvider:
+    if _injected.model is not None:
+        return _injected.model
+    from cairn.llm.bedrock import BedrockModel, bedrock_runtime_client
+
+    runtime = bedrock_runtime_client(
+        timeout_seconds=_MODEL_TIMEOUT_SECONDS, session=_injected.session
+    )
+    return BedrockModel(runtime, deployment().extraction_model_id)
+
+
+def _memories(built: Stores) -> ResolveMemory:
+    """Stored configurations; a backend that keeps none extracts with the built-in strategies."""
+    if built.memories is None:
+        return embedded_memory
+    return built.memories.get
+
+
+@cache
+def consumer() -> Consumer:
+    """Consuming rollouts: the stores, the staged payloads, the model and the embedder."""
+    built = stores()
+
+    def extract(payload: RolloutPayload, memory: MemoryConfig) -> ExtractionOutcome:
+        return extract_rollout(
+            payload, memory, stores=built, model=model(), embedder=embedder(), clock=clock()
+        )
+
+    return Consumer(
+        rollouts=_rollouts(built),
+        staging=staging(),
+        memories=_memories(built),
+        extract=extract,
+        clock=clock(),
+    )
+
+
+def build_api() -> Any:
+    """The AgentCore-compatible API over the deployment's stores (the api function)."""
+    from cairn.api import Api, ApiContext
+
+    return Api(ApiContext.build(stores(), embedder=embedder(), clock=clock()))

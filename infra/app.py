@@ -1,0 +1,42 @@
+"""The CDK app entry point (``cdk.json``: ``python -m infra.app``; ``make synth`` runs it too).
+
+Stack properties come from CDK context (``cdk deploy -c embedder=onnx``; see
+``infra.settings``). Every synth runs the cdk-nag AwsSolutions checks: an unacknowledged
+finding fails the synth, and with it ``cdk deploy``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from aws_cdk import App, IStackSynthesizer, Validations
+from cdk_nag import AwsSolutionsChecks
+
+from infra.settings import StackSettings
+from infra.stack import CairnStack
+
+DEFAULT_STACK_NAME = "Cairn"
+
+
+def add_checks(app: App) -> None:
+    """Run the cdk-nag AwsSolutions pack over everything in ``app`` at synth."""
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+
+
+def build(app: App, *, synthesizer: IStackSynthesizer | None = None) -> CairnStack:
+    """Add the cairn stack configured from ``app``'s context (``stackName`` names it)."""
+    settings = StackSettings.from_context(app.node.try_get_context)
+    name = app.node.try_get_context("stackName") or DEFAULT_STACK_NAME
+    return CairnStack(app, name, settings=settings, synthesizer=synthesizer)
+
+
+def main() -> None:
+    # Run by the CDK CLI, CDK_OUTDIR says where to write; run directly (make synth), cdk.out.
+    app = App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out")
+    build(app)
+    add_checks(app)
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""One construct per capability; ``infra.stack.CairnStack`` composes them and owns the grants."""

@@ -1,0 +1,54 @@
+"""The bucket that holds staged rollouts (``cairn.store.s3.S3StagingStore``)."""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from cairn.store.staging_keys import KEY_PREFIX
+
+
+class RolloutBucket(Construct):
+    """Private, KMS-encrypted, TLS-only, unversioned; unconsumed rollouts expire.
+
+    Consumers delete a rollout once it is consumed; the lifecycle rule is the backstop that
+    expires whatever was never consumed after ``retention_days``. Versioning stays off so that
+    a delete (and an erase) destroys the payload instead of hiding it behind a delete marker.
+    """
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, key: kms.IKey, retention_days: int
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.bucket = s3.Bucket(
+            self,
+            "Bucket",
+            encryption=s3.BucketEncryption.KMS,
+            encryption_key=key,
+            bucket_key_enabled=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            enforce_ssl=True,
+            minimum_tls_version=1.2,
+            versioned=False,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-unconsumed-rollouts",
+                    prefix=KEY_PREFIX,
+                    expiration=Duration.days(retention_days),
+                    abort_incomplete_multipart_upload_after=Duration.days(1),
+                )
+            ],
+            # Emptying it is part of the documented teardown; CloudFormation cannot delete a
+            # non-empty bucket, and auto-delete would add a custom-resource Lambda.
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        Validations.of(self.bucket).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions::AwsSolutions-S1",
+                reason="Payloads are short-lived and encrypted; audit access with CloudTrail "
+                "data events when needed instead of a log bucket that costs storage at rest.",
+            )
+        )

@@ -1,0 +1,86 @@
+"""The stack properties an operator chooses, read from CDK context (``cdk deploy -c key=value``).
+
+- ``embedder`` (default ``bedrock``): ``bedrock`` (Titan Text Embeddings v2) or ``onnx``
+  (the local all-MiniLM-L6-v2 model, shipped inside the function asset).
+- ``extractionModelId`` (default ``amazon.nova-lite-v1:0``): the Bedrock model or inference
+  profile id extraction calls.
+- ``retentionDays`` (default ``30``): how long transient data lives (below).
+- ``alarmEmail`` (default none): an address subscribed to the queue alarms.
+- ``telegram`` (default ``false``): add the Telegram reference backend (``infra.components.
+  telegram``); ``telegramModelId`` (default: the extraction model) is the model it answers
+  with, ``telegramTimezone`` (default ``UTC``) where its chats' days begin.
+
+``retentionDays`` bounds what is transient: unconsumed staged rollouts (S3 lifecycle expiry),
+Lambda log groups (rounded up to a retention CloudWatch offers) and the TTL cairn stamps on
+expiring items. Long-term memory itself never expires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+EmbedderKind = Literal["bedrock", "onnx"]
+
+# The ids the deployed functions embed with; ``cairn.embed`` reports the same model ids.
+EMBEDDING_MODEL_IDS: dict[str, str] = {
+    "bedrock": "amazon.titan-embed-text-v2:0",
+    "onnx": "all-MiniLM-L6-v2-onnx-int8",
+}
+DEFAULT_EXTRACTION_MODEL_ID = "amazon.nova-lite-v1:0"
+
+CONTEXT_KEYS: dict[str, str] = {
+    "embedder": "embedder",
+    "extractionModelId": "extraction_model_id",
+    "retentionDays": "retention_days",
+    "alarmEmail": "alarm_email",
+    "telegram": "telegram",
+    "telegramModelId": "telegram_model_id",
+    "telegramTimezone": "telegram_timezone",
+}
+
+
+class SettingsError(ValueError):
+    """A stack property is malformed; the message names the context key and what it accepts."""
+
+
+class StackSettings(BaseModel):
+    """Validated stack properties; every field has a safe default."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    embedder: EmbedderKind = "bedrock"
+    extraction_model_id: str = Field(
+        default=DEFAULT_EXTRACTION_MODEL_ID, pattern=r"^[a-zA-Z0-9._:/\-]{1,2048}$"
+    )
+    retention_days: int = Field(default=30, ge=1, le=3653)
+    alarm_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+    telegram: bool = False
+    telegram_model_id: str = Field(
+        default=DEFAULT_EXTRACTION_MODEL_ID, pattern=r"^[a-zA-Z0-9._:/\-]{1,2048}$"
+    )
+    telegram_timezone: str = Field(default="UTC", pattern=r"^[A-Za-z0-9_+\-/]{1,64}$")
+
+    @property
+    def embedding_model_id(self) -> str:
+        return EMBEDDING_MODEL_IDS[self.embedder]
+
+    @classmethod
+    def from_context(cls, lookup: Callable[[str], Any]) -> StackSettings:
+        """Settings from CDK context (``app.node.try_get_context``); unset keys keep defaults."""
+        given = {
+            field: lookup(key)
+            for key, field in CONTEXT_KEYS.items()
+            if lookup(key) not in (None, "")
+        }
+        try:
+            return cls.model_validate(given)
+        except ValidationError as exc:
+            fields = {field: key for key, field in CONTEXT_KEYS.items()}
+            problems = "; ".join(
+                f"-c {fields.get(str(error['loc'][0]), error['loc'][0])}: {error['msg']}"
+                for error in exc.errors()
+            )
+            raise SettingsError(f"invalid stack properties: {problems}") from exc

@@ -1,0 +1,228 @@
+"""What cairn's AgentCore API supports, per operation and notable field: the one source of the
+table in docs/agentcore-compatibility.md.
+
+``tests/unit/test_api_compatibility.py`` checks that every served operation has a row, that
+every field named exists in the vendored service model, that every field the API refuses is
+listed as not supported, and that the document shows exactly ``render_table()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Support(StrEnum):
+    SUPPORTED = "supported"
+    DIFFERS = "differs"
+    NOT_SUPPORTED = "not supported"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One operation (``field`` empty) or one of its input fields (dotted wire path)."""
+
+    operation: str
+    field: str
+    support: Support
+    note: str
+
+
+S, D, N = Support.SUPPORTED, Support.DIFFERS, Support.NOT_SUPPORTED
+_NO_EXTRACTION = "validated and kept; no extraction runs yet (a later release), so it has no effect"
+
+ROWS: tuple[Row, ...] = (
+    # --- data plane: events --------------------------------------------------------------------
+    Row(
+        "CreateEvent", "", S, "201; eventTimestamp kept to the millisecond, as AgentCore orders it"
+    ),
+    Row("CreateEvent", "payload", S, "conversational, blob (any JSON, returned exactly) and json"),
+    Row("CreateEvent", "sessionId", D, "optional in the model; cairn generates a UUID when absent"),
+    Row("CreateEvent", "branch", S, "rootEventId must be an event of the session, else 404"),
+    Row("CreateEvent", "metadata", S, "up to 15 string values, filterable in ListEvents"),
+    Row("CreateEvent", "clientToken", S, "a retry is answered with the first event for 24 hours"),
+    Row("CreateEvent", "extractionMode", D, _NO_EXTRACTION),
+    Row("CreateEvent", "extractionConfig", D, _NO_EXTRACTION),
+    Row("GetEvent", "", S, ""),
+    Row("DeleteEvent", "", S, "a real delete (the SQLite store overwrites the bytes)"),
+    Row("ListEvents", "", S, "newest first, as the SDK and Strands expect"),
+    Row("ListEvents", "filter.branch", S, "includeParentBranches adds the parent up to the fork"),
+    Row("ListEvents", "filter.eventMetadata", S, "EQUALS_TO, EXISTS, NOT_EXISTS, AND-ed"),
+    Row("ListEvents", "includePayloads", S, "false answers each event with an empty payload"),
+    Row("ListActors", "", S, "actors that have events (not actors that only have records)"),
+    Row("ListSessions", "", S, "by session id; a session exists only while it has events"),
+    Row("ListSessions", "filter", S, "HAS_EVENTS holds for every session listed"),
+    Row(
+        "IngestData",
+        "",
+        D,
+        "202; the payload is stored as one event of the session (listed by ListEvents); no "
+        "records are extracted from it yet",
+    ),
+    # --- data plane: records -------------------------------------------------------------------
+    Row(
+        "RetrieveMemoryRecords",
+        "",
+        D,
+        "cairn recall per actor scope (relevance floor, paraphrase dedup, each recall "
+        "journalled), merged by relevance: may answer fewer than topK; score is cairn's "
+        "relevance in [0, 1]",
+    ),
+    Row(
+        "RetrieveMemoryRecords",
+        "namespace",
+        D,
+        "a prefix on segment boundaries (AgentCore's grace-period behaviour), not an exact match",
+    ),
+    Row("RetrieveMemoryRecords", "namespacePath", S, "a hierarchical prefix on segment boundaries"),
+    Row("RetrieveMemoryRecords", "searchCriteria.topK", S, "1-100, default 10"),
+    Row(
+        "RetrieveMemoryRecords",
+        "searchCriteria.metadataFilters",
+        D,
+        "applied to the 100 best candidates of each actor scope",
+    ),
+    Row(
+        "RetrieveMemoryRecords",
+        "searchCriteria.memoryStrategyId",
+        D,
+        "applied to the 100 best candidates of each actor scope",
+    ),
+    Row("ListMemoryRecords", "", S, "by actor, then record id"),
+    Row("ListMemoryRecords", "namespace", D, "a prefix on segment boundaries, as in Retrieve"),
+    Row("ListMemoryRecords", "metadataFilters", S, "every operator, on typed values"),
+    Row("GetMemoryRecord", "", S, "404 for a deleted record"),
+    Row("GetMemoryRecord", "namespace", D, "a filter (404 if the record is elsewhere); no IAM"),
+    Row(
+        "DeleteMemoryRecord",
+        "",
+        D,
+        "soft: the record is retracted, gone from every read; its content stays in its history "
+        "until `cairn erase`",
+    ),
+    Row(
+        "BatchCreateMemoryRecords",
+        "",
+        S,
+        "201; filed in the actor scope the namespace names through a strategy template, else "
+        "in the shared scope; source `import`, so untrusted; chunks of 16 are atomic",
+    ),
+    Row(
+        "BatchCreateMemoryRecords",
+        "records.namespaces",
+        D,
+        "an empty list files the record under /",
+    ),
+    Row("BatchCreateMemoryRecords", "records.metadata", S, "typed values round-trip exactly"),
+    Row(
+        "BatchCreateMemoryRecords", "recordExpirySpecification", N, "cairn does not expire records"
+    ),
+    Row(
+        "BatchUpdateMemoryRecords",
+        "",
+        D,
+        "a new version of the record (the old one stays in its history); adds the source "
+        "`import`, so the record becomes untrusted",
+    ),
+    Row(
+        "BatchUpdateMemoryRecords",
+        "records.namespaces",
+        D,
+        "a record never moves: another namespace fails it (400)",
+    ),
+    Row("BatchUpdateMemoryRecords", "records.sourceNamespaces", D, "ignored"),
+    Row(
+        "BatchUpdateMemoryRecords", "recordExpirySpecification", N, "cairn does not expire records"
+    ),
+    Row("BatchDeleteMemoryRecords", "", D, "soft, as DeleteMemoryRecord"),
+    Row(
+        "StartMemoryExtractionJob",
+        "",
+        D,
+        "no extraction has run, so no failed job exists: always ResourceNotFoundException",
+    ),
+    Row("ListMemoryExtractionJobs", "", D, "always an empty list: no extraction has run"),
+    # --- control plane -------------------------------------------------------------------------
+    Row(
+        "CreateMemory",
+        "",
+        S,
+        "202, ACTIVE at once; id `<name>-<10 alnum>`; ARN account 000000000000",
+    ),
+    Row("CreateMemory", "eventExpiryDuration", D, "stored and returned; events do not expire yet"),
+    Row("CreateMemory", "memoryStrategies.semanticMemoryStrategy", S, "stored; extraction later"),
+    Row("CreateMemory", "memoryStrategies.summaryMemoryStrategy", S, "stored; extraction later"),
+    Row(
+        "CreateMemory",
+        "memoryStrategies.userPreferenceMemoryStrategy",
+        S,
+        "stored; extraction later",
+    ),
+    Row(
+        "CreateMemory",
+        "memoryStrategies.customMemoryStrategy.configuration.selfManagedConfiguration",
+        S,
+        "triggers (messages 1-50, tokens 100-500000, idle 10-3000 s), SNS topic, S3 bucket, "
+        "history window 0-50",
+    ),
+    Row(
+        "CreateMemory",
+        "memoryStrategies.customMemoryStrategy.configuration.semanticOverride",
+        N,
+        "cairn's extraction uses its own prompts and model provider (also summaryOverride, "
+        "userPreferenceOverride, episodicOverride)",
+    ),
+    Row(
+        "CreateMemory",
+        "memoryStrategies.episodicMemoryStrategy",
+        N,
+        "cairn has no episodic extraction",
+    ),
+    Row(
+        "CreateMemory",
+        "memoryStrategies.semanticMemoryStrategy.memoryRecordSchema",
+        N,
+        "extraction does not fill typed metadata fields (any strategy)",
+    ),
+    Row(
+        "CreateMemory",
+        "memoryStrategies.semanticMemoryStrategy.recordExpirySpecification",
+        N,
+        "cairn does not expire records (any strategy)",
+    ),
+    Row("CreateMemory", "encryptionKeyArn", N, "cairn encrypts with its deployment's own key"),
+    Row("CreateMemory", "streamDeliveryResources", N, "cairn does not stream records to Kinesis"),
+    Row("CreateMemory", "memoryExecutionRoleArn", D, "stored and returned; never assumed"),
+    Row("CreateMemory", "indexedKeys", D, "stored and returned; every metadata key is filterable"),
+    Row("CreateMemory", "namespaceKeys", S, "declared variables may be used in templates"),
+    Row("CreateMemory", "tags", D, "accepted and discarded: there is no tagging API"),
+    Row("CreateMemory", "clientToken", S, "a retry answers with the memory created first"),
+    Row("GetMemory", "", S, ""),
+    Row("GetMemory", "view", D, "ignored: nothing is encrypted per memory"),
+    Row("UpdateMemory", "", S, "strategies deleted, modified, then added; stays ACTIVE"),
+    Row("UpdateMemory", "addIndexedKeys", D, "stored and returned; keys cannot be removed"),
+    Row("UpdateMemory", "streamDeliveryResources", N, "cairn does not stream records to Kinesis"),
+    Row(
+        "DeleteMemory",
+        "",
+        D,
+        "synchronous: erases every event, record (tombstones with digests stay) and journal "
+        "entry, answers DELETING, and GetMemory is 404 at once",
+    ),
+    Row("ListMemories", "", S, "by memory id"),
+)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_table() -> str:
+    """The markdown table of ``ROWS``."""
+    lines = ["| operation | field | support | how it differs, or why not |", "|---|---|---|---|"]
+    for row in ROWS:
+        field = f"`{row.field}`" if row.field else "(operation)"
+        lines.append(
+            f"| {row.operation} | {field} | {row.support.value} | {_cell(row.note) or '—'} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,100 @@
+"""``clientToken``: a retried write is answered with what the first one produced, not repeated.
+
+botocore fills every idempotency token with a fresh UUID when the caller leaves it out, and
+reuses it when it retries (reference §1). The first request with a token claims it; a retry
+with the same token and the same parameters gets the original answer; the same token with
+other parameters is refused (ValidationException, reason IdempotentParameterMismatchException)
+and changes nothing. A token is scoped to its memory and operation and kept for 24 hours.
+
+Claims hold digests and a content-free reference, never request content: an operation whose
+answer carries memory content (CreateEvent's event) keeps only ids and re-reads the answer.
+An in-progress claim older than a minute is taken to belong to a crashed request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from cairn.api.context import ApiContext
+from cairn.api.errors import IDEMPOTENT_MISMATCH, ApiError
+
+IN_PROGRESS_FOR = timedelta(minutes=1)
+KEPT_FOR = timedelta(hours=24)
+CONTROL_SCOPE = "control"
+TOKEN = "clientToken"  # noqa: S105  # the member name, not a secret
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a write answered, and the content-free reference its claim keeps for replays."""
+
+    response: dict[str, Any]
+    reference: dict[str, Any]
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+
+
+def claim_key(scope: str, operation: str, token: str) -> str:
+    """The claim's key: a digest of where the token was used and the token itself."""
+    return _digest(scope, operation, token)
+
+
+def fingerprint(params: dict[str, Any]) -> str:
+    """A digest of the request's parameters, the token itself left out."""
+    material = {key: value for key, value in params.items() if key != TOKEN}
+    return _digest(json.dumps(material, sort_keys=True, separators=(",", ":"), default=str))
+
+
+def run_once(
+    ctx: ApiContext,
+    *,
+    scope: str,
+    operation: str,
+    params: dict[str, Any],
+    execute: Callable[[], Outcome],
+    replay: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run ``execute`` unless ``params[clientToken]`` already ran; return the response."""
+    token = params.get(TOKEN)
+    if token is None:
+        return execute().response
+    key = claim_key(scope, operation, str(token))
+    request_digest = fingerprint(params)
+    now = ctx.clock.now()
+    existing = ctx.idempotency.claim(key, request_digest, now=now, expires_at=now + IN_PROGRESS_FOR)
+    if existing is not None:
+        if existing.fingerprint != request_digest:
+            raise ApiError.validation(
+                "this clientToken was already used with different parameters; use a new "
+                "token for a different request",
+                reason=IDEMPOTENT_MISMATCH,
+                field=TOKEN,
+            )
+        if existing.outcome is None:
+            raise ApiError.conflict(
+                "a request with this clientToken is still in progress; retry in a moment"
+            )
+        return replay(existing.outcome)
+    try:
+        outcome = execute()
+    except BaseException:
+        ctx.idempotency.release(key)
+        raise
+    ctx.idempotency.complete(key, outcome.reference, expires_at=ctx.clock.now() + KEPT_FOR)
+    return outcome.response
+
+
+def as_stored(response: dict[str, Any]) -> Outcome:
+    """An outcome whose response carries no memory content, kept whole for replays."""
+    return Outcome(response=response, reference=response)
+
+
+def replay_stored(reference: dict[str, Any]) -> dict[str, Any]:
+    return reference

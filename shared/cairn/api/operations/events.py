@@ -1,0 +1,186 @@
+"""Short-term memory: CreateEvent, GetEvent, DeleteEvent, ListEvents, IngestData.
+
+ListEvents answers newest first (the order AgentCore clients rely on: Strands reverses the
+list, and reads ``events[0]`` as the latest state, reference §2), with branch and metadata
+filters applied here over the session's events.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from cairn.api.codec import event_input_from_wire, event_to_wire
+from cairn.api.context import ApiContext, scope_of
+from cairn.api.errors import ApiError
+from cairn.api.filters import check_filters, matches
+from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
+from cairn.api.operations.paging import DEFAULT_MAX_RESULTS, page_of
+from cairn.errors import EventNotFoundError
+from cairn.models import Event, EventInput, Scope
+from cairn.ports import MAX_PAGE_SIZE, EventStore
+from cairn.store.paging import event_sort_key
+
+MAIN_BRANCH = "main"
+
+
+def _append_once(
+    ctx: ApiContext, operation: str, params: dict[str, Any], scope: Scope, event: EventInput
+) -> dict[str, Any]:
+    def execute() -> Outcome:
+        stored = ctx.events.append(scope, event)
+        return Outcome(
+            response={"event": event_to_wire(stored)},
+            # The event itself carries content: the claim keeps where it is, not what it says.
+            reference={
+                "actorId": scope.actor_id,
+                "sessionId": stored.session_id,
+                "eventId": stored.event_id,
+            },
+        )
+
+    def replay(reference: dict[str, Any]) -> dict[str, Any]:
+        try:
+            stored = ctx.events.get_event(scope, reference["sessionId"], reference["eventId"])
+        except EventNotFoundError:
+            raise ApiError.not_found(
+                "the event created under this clientToken has been deleted since"
+            ) from None
+        return {"event": event_to_wire(stored)}
+
+    return run_once(
+        ctx,
+        scope=scope.memory_id,
+        operation=operation,
+        params=params,
+        execute=execute,
+        replay=replay,
+    )
+
+
+def create_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    memory = ctx.memory(params["memoryId"])
+    scope = scope_of(memory, params["actorId"])
+    # sessionId is optional in the model; like IngestData, a missing one is generated.
+    session_id = params.get("sessionId") or str(uuid.uuid4())
+    event = event_input_from_wire(params, session_id=session_id)
+    root = event.branch.root_event_id if event.branch else None
+    if root is not None:
+        try:
+            ctx.events.get_event(scope, session_id, root)
+        except EventNotFoundError:
+            raise ApiError.not_found(
+                f"the branch's rootEventId {root!r} is not an event of this session"
+            ) from None
+    return _append_once(ctx, "CreateEvent", params, scope, event)
+
+
+def ingest_data(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Stores the inline payload as one event of the session (generated when absent)."""
+    memory = ctx.memory(params["memoryId"])
+    scope = scope_of(memory, params["actorId"])
+    session_id = params.get("sessionId") or str(uuid.uuid4())
+    body = {
+        "payload": params["source"]["inline"]["payload"],
+        "contentTimestamp": params["contentTimestamp"],
+        "metadata": params.get("metadata"),
+    }
+    event = event_input_from_wire(body, session_id=session_id, timestamp_key="contentTimestamp")
+
+    def execute() -> Outcome:
+        ctx.events.append(scope, event)
+        return as_stored({"sessionId": session_id})
+
+    return run_once(
+        ctx,
+        scope=memory.memory_id,
+        operation="IngestData",
+        params=params,
+        execute=execute,
+        replay=replay_stored,
+    )
+
+
+def _event_scope(ctx: ApiContext, params: dict[str, Any]) -> Scope:
+    return scope_of(ctx.memory(params["memoryId"]), params["actorId"])
+
+
+def get_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    scope = _event_scope(ctx, params)
+    event = ctx.events.get_event(scope, params["sessionId"], params["eventId"])
+    return {"event": event_to_wire(event)}
+
+
+def delete_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    scope = _event_scope(ctx, params)
+    ctx.events.delete_event(scope, params["sessionId"], params["eventId"])
+    return {"eventId": params["eventId"]}
+
+
+def session_events(events: EventStore, scope: Scope, session_id: str) -> list[Event]:
+    """Every event of the session, oldest first (all pages)."""
+    found: list[Event] = []
+    cursor: str | None = None
+    while True:
+        page = events.list_events(scope, session_id, limit=MAX_PAGE_SIZE, cursor=cursor)
+        found.extend(page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            return found
+
+
+def _branch_name(event: Event) -> str:
+    return event.branch.name if event.branch is not None else MAIN_BRANCH
+
+
+def _on_branch(
+    events: list[Event], name: str, include_parents: bool, seen: frozenset[str] = frozenset()
+) -> list[Event]:
+    """The branch's events; with its parents, also each parent's events up to the fork.
+
+    The parent is the branch of the first root event the branch names; ``seen`` stops at a
+    branch already visited (roots can be named so that two branches fork from each other).
+    """
+    own = [e for e in events if _branch_name(e) == name]
+    roots = [e.branch.root_event_id for e in own if e.branch and e.branch.root_event_id]
+    if not include_parents or not roots:
+        return own
+    root = next((e for e in events if e.event_id == roots[0]), None)
+    if root is None or _branch_name(root) in seen | {name}:
+        return own
+    parent_view = _on_branch(events, _branch_name(root), include_parents, seen | {name})
+    cut = event_sort_key(root.event_timestamp, root.event_id)
+    inherited = [e for e in parent_view if event_sort_key(e.event_timestamp, e.event_id) <= cut]
+    return sorted([*inherited, *own], key=lambda e: event_sort_key(e.event_timestamp, e.event_id))
+
+
+def list_events(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    scope = _event_scope(ctx, params)
+    chosen = params.get("filter") or {}
+    metadata_filters = chosen.get("eventMetadata") or []
+    check_filters(metadata_filters, "filter.eventMetadata")
+    events = session_events(ctx.events, scope, params["sessionId"])
+    branch = chosen.get("branch")
+    if branch is not None:
+        events = _on_branch(events, branch["name"], bool(branch.get("includeParentBranches")))
+    events = [
+        e
+        for e in events
+        if matches({k: {"stringValue": v} for k, v in e.metadata.items()}, metadata_filters)
+    ]
+    events.reverse()
+    include = params.get("includePayloads", True)
+    query = {"session": params["sessionId"], "filter": chosen, "include": include}
+    page, next_token = page_of(
+        events,
+        scope_key=str(scope),
+        query=query,
+        position=lambda e: event_sort_key(e.event_timestamp, e.event_id),
+        descending=True,
+        limit=params.get("maxResults") or DEFAULT_MAX_RESULTS,
+        token=params.get("nextToken"),
+    )
+    answer: dict[str, Any] = {"events": [event_to_wire(e, include_payloads=include) for e in page]}
+    if next_token is not None:
+        answer["nextToken"] = next_token
+    return answer

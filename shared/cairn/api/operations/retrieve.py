@@ -1,0 +1,129 @@
+"""Reading records by namespace: ListMemoryRecords and RetrieveMemoryRecords.
+
+Both read under a namespace prefix on segment boundaries (``namespace`` keeps the pre-redesign
+prefix behaviour AgentCore grants during its grace period, and ``namespacePath`` is a
+hierarchical prefix, so the two read alike here), across every actor scope holding records
+there. Retrieve runs cairn's recall in each scope (relevance floor, ranking, paraphrase dedup;
+each recall journalled) and merges by relevance, the ``score`` it answers with.
+``memoryStrategyId`` and ``metadataFilters`` are applied to what recall selected, from up to 100
+candidates per scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from cairn.api.context import ApiContext, scope_of
+from cairn.api.filters import check_filters, matches
+from cairn.api.operations.paging import DEFAULT_MAX_RESULTS, page_of
+from cairn.api.operations.placement import namespace_prefix
+from cairn.api.record_codec import record_to_wire, wire_metadata, wire_strategy_id
+from cairn.memories import MemoryConfig
+from cairn.models import RecordVersion
+from cairn.ports import MAX_PAGE_SIZE
+from cairn.recall import RecallPolicy, RecallQuery, recall
+from cairn.recall.query import MAX_TOP_K
+
+# The API returns whole records, so the rendered block's budget must never be what limits
+# the selection: 100 entries clamped to 480 bytes each stay far under 1,000,000 bytes.
+API_POLICY = RecallPolicy(max_block_bytes=1_000_000)
+DEFAULT_TOP_K = 10
+
+
+def _wanted(version: RecordVersion, strategy_id: str | None, filters: list[Any]) -> bool:
+    if strategy_id is not None and wire_strategy_id(version) != strategy_id:
+        return False
+    return matches(wire_metadata(version), filters)
+
+
+def _records_under(
+    ctx: ApiContext, memory: MemoryConfig, prefix: str
+) -> Iterator[tuple[str, RecordVersion]]:
+    """Live records under ``prefix``, by (actor, record id), read page by page."""
+    for actor in ctx.directory.actors(memory.memory_id, namespace_prefix=prefix):
+        scope = scope_of(memory, actor)
+        cursor: str | None = None
+        while True:
+            page = ctx.records.list_records(
+                scope, namespace_prefix=prefix, limit=MAX_PAGE_SIZE, cursor=cursor
+            )
+            for version in page.items:
+                yield actor, version
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+
+
+def list_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    memory = ctx.memory(params["memoryId"])
+    prefix = namespace_prefix(params)
+    filters = params.get("metadataFilters") or []
+    check_filters(filters, "metadataFilters")
+    strategy_id = params.get("memoryStrategyId")
+    found = [
+        (actor, version)
+        for actor, version in _records_under(ctx, memory, prefix)
+        if _wanted(version, strategy_id, filters)
+    ]
+    query = {"prefix": prefix, "strategy": strategy_id, "filters": filters}
+    page, token = page_of(
+        found,
+        scope_key=f"memory:{memory.memory_id}",
+        query=query,
+        position=lambda row: [row[0], row[1].record_id],
+        limit=params.get("maxResults") or DEFAULT_MAX_RESULTS,
+        token=params.get("nextToken"),
+    )
+    answer: dict[str, Any] = {"memoryRecordSummaries": [record_to_wire(v) for _, v in page]}
+    if token is not None:
+        answer["nextToken"] = token
+    return answer
+
+
+def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    memory = ctx.memory(params["memoryId"])
+    prefix = namespace_prefix(params)
+    criteria = params["searchCriteria"]
+    filters = criteria.get("metadataFilters") or []
+    check_filters(filters, "searchCriteria.metadataFilters")
+    strategy_id = criteria.get("memoryStrategyId")
+    top_k = criteria.get("topK") or DEFAULT_TOP_K
+    post_filtered = bool(filters) or strategy_id is not None
+    query = RecallQuery(
+        text=criteria["searchQuery"],
+        namespace_prefix=prefix,
+        top_k=MAX_TOP_K if post_filtered else top_k,
+    )
+    scored: list[tuple[float, str, RecordVersion]] = []
+    for actor in ctx.directory.actors(memory.memory_id, namespace_prefix=prefix):
+        found = recall(
+            scope_of(memory, actor),
+            query,
+            stores=ctx.stores,
+            embedder=ctx.embedder,
+            clock=ctx.clock,
+            policy=API_POLICY,
+        )
+        scored += [
+            (entry.relevance, entry.version.record_id, entry.version)
+            for entry in found.entries
+            if _wanted(entry.version, strategy_id, filters)
+        ]
+    scored.sort(key=lambda row: (-row[0], row[1]))
+    ranked = scored[:top_k]
+    paging_query = {"prefix": prefix, "criteria": criteria}
+    page, token = page_of(
+        [(index, row) for index, row in enumerate(ranked)],
+        scope_key=f"memory:{memory.memory_id}",
+        query=paging_query,
+        position=lambda item: f"{item[0]:04d}",
+        limit=params.get("maxResults") or MAX_TOP_K,
+        token=params.get("nextToken"),
+    )
+    answer: dict[str, Any] = {
+        "memoryRecordSummaries": [record_to_wire(row[2], score=row[0]) for _, row in page]
+    }
+    if token is not None:
+        answer["nextToken"] = token
+    return answer

@@ -1,0 +1,42 @@
+"""ListActors and ListSessions: straight from the event store, with its own cursors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cairn.api.codec import to_epoch
+from cairn.api.context import ApiContext, scope_of
+from cairn.api.operations.paging import DEFAULT_MAX_RESULTS
+
+
+def _with_token(answer: dict[str, Any], token: str | None) -> dict[str, Any]:
+    if token is not None:
+        answer["nextToken"] = token
+    return answer
+
+
+def list_actors(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Actors with events in the memory, sorted by id."""
+    memory = ctx.memory(params["memoryId"])
+    page = ctx.events.list_actors(
+        memory.memory_id,
+        limit=params.get("maxResults") or DEFAULT_MAX_RESULTS,
+        cursor=params.get("nextToken"),
+    )
+    answer = {"actorSummaries": [{"actorId": actor} for actor in page.items]}
+    return _with_token(answer, page.next_cursor)
+
+
+def list_sessions(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
+    """The actor's sessions, sorted by id; every one listed has events (HAS_EVENTS holds)."""
+    scope = scope_of(ctx.memory(params["memoryId"]), params["actorId"])
+    page = ctx.events.list_sessions(
+        scope,
+        limit=params.get("maxResults") or DEFAULT_MAX_RESULTS,
+        cursor=params.get("nextToken"),
+    )
+    summaries = [
+        {"sessionId": s.session_id, "actorId": s.actor_id, "createdAt": to_epoch(s.created_at)}
+        for s in page.items
+    ]
+    return _with_token({"sessionSummaries": summaries}, page.next_cursor)

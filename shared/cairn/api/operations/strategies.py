@@ -1,0 +1,225 @@
+"""Memory strategies on the wire: ``MemoryStrategyInput`` in, ``MemoryStrategy`` out.
+
+Supported: ``semanticMemoryStrategy``, ``summaryMemoryStrategy``,
+``userPreferenceMemoryStrategy`` and ``customMemoryStrategy`` with a
+``selfManagedConfiguration`` (or none). Refused, naming the field, because cairn would store them
+without acting on them: episodic strategies, the built-in prompt overrides
+(``semanticOverride`` ...), ``memoryRecordSchema`` and record expiry.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from cairn.api.codec import to_epoch
+from cairn.api.errors import ApiError
+from cairn.memories import (
+    BUILT_IN_VARIABLES,
+    NamespaceKey,
+    SelfManagedConfig,
+    StrategyConfig,
+    StrategyKind,
+    TriggerConditions,
+    new_resource_id,
+    template_variables,
+)
+
+_KINDS = {
+    "semanticMemoryStrategy": StrategyKind.SEMANTIC,
+    "summaryMemoryStrategy": StrategyKind.SUMMARY,
+    "userPreferenceMemoryStrategy": StrategyKind.USER_PREFERENCE,
+    "customMemoryStrategy": StrategyKind.CUSTOM,
+}
+_WIRE_TYPES = {
+    StrategyKind.SEMANTIC: "SEMANTIC",
+    StrategyKind.SUMMARY: "SUMMARIZATION",
+    StrategyKind.USER_PREFERENCE: "USER_PREFERENCE",
+    StrategyKind.CUSTOM: "CUSTOM",
+}
+# The AgentCore SDK's defaults (bedrock_agentcore.memory.constants.DEFAULT_NAMESPACES).
+_DEFAULT_TEMPLATES = {
+    StrategyKind.SEMANTIC: "/strategies/{memoryStrategyId}/actors/{actorId}/",
+    StrategyKind.USER_PREFERENCE: "/strategies/{memoryStrategyId}/actors/{actorId}/",
+    StrategyKind.SUMMARY: "/strategies/{memoryStrategyId}/actors/{actorId}/sessions/{sessionId}/",
+    StrategyKind.CUSTOM: "/strategies/{memoryStrategyId}/actors/{actorId}/",
+}
+
+
+def unsupported(field: str, why: str) -> ApiError:
+    return ApiError.validation(f"{field} is not supported by cairn: {why}", field=field)
+
+
+def refuse(spec: dict[str, Any], field: str, names: dict[str, str]) -> None:
+    for name, why in names.items():
+        if spec.get(name) is not None:
+            raise unsupported(f"{field}.{name}", why)
+
+
+def template_of(
+    spec: dict[str, Any], field: str, kind: StrategyKind, keys: tuple[NamespaceKey, ...]
+) -> str | None:
+    """The one namespace template given (``namespaceTemplates`` or legacy ``namespaces``),
+    checked to use only known variables; ``None`` when neither is given."""
+    given = [name for name in ("namespaceTemplates", "namespaces") if spec.get(name)]
+    if len(given) > 1:
+        raise ApiError.validation(
+            f"{field}: give namespaceTemplates or namespaces, not both", field=field
+        )
+    if not given:
+        return None
+    template: str = spec[given[0]][0]
+    known = BUILT_IN_VARIABLES | {key.key for key in keys}
+    unknown = [v for v in template_variables(template) if v not in known]
+    if unknown:
+        raise ApiError.validation(
+            f"{field}.{given[0]}: unknown template variable {{{unknown[0]}}}; use actorId, "
+            "sessionId, memoryStrategyId or a declared namespace key",
+            field=f"{field}.{given[0]}",
+        )
+    return template
+
+
+def triggers_from_wire(conditions: list[dict[str, Any]], field: str) -> TriggerConditions:
+    values: dict[str, int] = {}
+    for condition in conditions:
+        for wire, (name, attribute) in {
+            "messageBasedTrigger": ("message_count", "messageCount"),
+            "tokenBasedTrigger": ("token_count", "tokenCount"),
+            "timeBasedTrigger": ("idle_session_timeout_seconds", "idleSessionTimeout"),
+        }.items():
+            if condition.get(wire) is None:
+                continue
+            if name in values:
+                raise ApiError.validation(f"{field}: {wire} is given twice", field=field)
+            if condition[wire].get(attribute) is None:
+                raise ApiError.validation(f"{field}: {wire}.{attribute} is required", field=field)
+            values[name] = condition[wire][attribute]
+    return TriggerConditions.model_validate(values)
+
+
+def self_managed_from_wire(spec: dict[str, Any], field: str) -> SelfManagedConfig:
+    invocation = spec["invocationConfiguration"]
+    values: dict[str, Any] = {
+        "triggers": triggers_from_wire(spec.get("triggerConditions") or [], field),
+        "topic_arn": invocation["topicArn"],
+        "payload_bucket": invocation["payloadDeliveryBucketName"],
+    }
+    if spec.get("historicalContextWindowSize") is not None:
+        values["historical_context_window_size"] = spec["historicalContextWindowSize"]
+    return SelfManagedConfig.model_validate(values)
+
+
+def _custom_configuration(spec: dict[str, Any], field: str) -> SelfManagedConfig | None:
+    configuration = spec.get("configuration")
+    if configuration is None:
+        return None
+    why = "cairn's extraction uses its own prompts and model provider"
+    refuse(
+        configuration,
+        f"{field}.configuration",
+        {
+            "semanticOverride": why,
+            "summaryOverride": why,
+            "userPreferenceOverride": why,
+            "episodicOverride": why,
+        },
+    )
+    return self_managed_from_wire(
+        configuration["selfManagedConfiguration"],
+        f"{field}.configuration.selfManagedConfiguration",
+    )
+
+
+def strategy_from_wire(
+    item: dict[str, Any], field: str, now: datetime, keys: tuple[NamespaceKey, ...]
+) -> StrategyConfig:
+    """The strategy one validated ``MemoryStrategyInput`` union item describes."""
+    refuse(item, field, {"episodicMemoryStrategy": "cairn has no episodic extraction"})
+    ((wire_kind, spec),) = [(k, v) for k, v in item.items() if k in _KINDS and v is not None]
+    inner = f"{field}.{wire_kind}"
+    kind = _KINDS[wire_kind]
+    refuse(
+        spec,
+        inner,
+        {
+            "memoryRecordSchema": "extraction does not fill typed metadata fields",
+            "recordExpirySpecification": "cairn does not expire records",
+        },
+    )
+    self_managed = _custom_configuration(spec, inner) if kind is StrategyKind.CUSTOM else None
+    return StrategyConfig(
+        strategy_id=new_resource_id(spec["name"]),
+        name=spec["name"],
+        description=spec.get("description"),
+        kind=kind,
+        namespace_template=template_of(spec, inner, kind, keys) or _DEFAULT_TEMPLATES[kind],
+        self_managed=self_managed,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def self_managed_to_wire(config: SelfManagedConfig) -> dict[str, Any]:
+    triggers = config.triggers
+    conditions = [
+        {"messageBasedTrigger": {"messageCount": triggers.message_count}}
+        if triggers.message_count is not None
+        else None,
+        {"tokenBasedTrigger": {"tokenCount": triggers.token_count}}
+        if triggers.token_count is not None
+        else None,
+        {"timeBasedTrigger": {"idleSessionTimeout": triggers.idle_session_timeout_seconds}}
+        if triggers.idle_session_timeout_seconds is not None
+        else None,
+    ]
+    return {
+        "triggerConditions": [c for c in conditions if c is not None],
+        "invocationConfiguration": {
+            "topicArn": config.topic_arn,
+            "payloadDeliveryBucketName": config.payload_bucket,
+        },
+        "historicalContextWindowSize": config.historical_context_window_size,
+    }
+
+
+def strategy_to_wire(strategy: StrategyConfig) -> dict[str, Any]:
+    """A ``MemoryStrategy``; every strategy is ACTIVE as soon as it is stored."""
+    wire: dict[str, Any] = {
+        "strategyId": strategy.strategy_id,
+        "name": strategy.name,
+        "type": _WIRE_TYPES[strategy.kind],
+        "namespaces": [strategy.namespace_template],
+        "namespaceTemplates": [strategy.namespace_template],
+        "createdAt": to_epoch(strategy.created_at),
+        "updatedAt": to_epoch(strategy.updated_at),
+        "status": "ACTIVE",
+    }
+    if strategy.description is not None:
+        wire["description"] = strategy.description
+    if strategy.self_managed is not None:
+        wire["configuration"] = {
+            "type": "SELF_MANAGED",
+            "selfManagedConfiguration": self_managed_to_wire(strategy.self_managed),
+        }
+    return wire
+
+
+def namespace_key_to_wire(key: NamespaceKey) -> dict[str, Any]:
+    validation: dict[str, Any] = {}
+    if key.allowed_values is not None:
+        validation["allowedValues"] = list(key.allowed_values)
+    if key.regex_pattern is not None:
+        validation["regexPattern"] = key.regex_pattern
+    return {"key": key.key, **({"validation": validation} if validation else {})}
+
+
+def namespace_keys_from_wire(entries: list[dict[str, Any]] | None) -> tuple[NamespaceKey, ...]:
+    return tuple(
+        NamespaceKey(
+            key=entry["key"],
+            allowed_values=(entry.get("validation") or {}).get("allowedValues"),
+            regex_pattern=(entry.get("validation") or {}).get("regexPattern"),
+        )
+        for entry in entries or []
+    )

@@ -1,0 +1,1 @@
+"""Extraction: events -> triggers -> staged rollouts -> candidate records -> formation -> writes."""

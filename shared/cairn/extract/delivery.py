@@ -1,0 +1,125 @@
+"""Consuming an announced rollout: the one call the extraction Lambda and the embedded worker make.
+
+``consume(notice, consumer)`` reads the rollout's state, and only if it is still pending reads
+the staged payload, extracts records from it (``Consumer.extract``, normally
+``cairn.extract.extractor.extract_rollout``) and marks the rollout consumed, then deletes the
+payload (it holds conversation text and is no longer needed). So:
+
+- a duplicate delivery of a consumed rollout changes nothing (``duplicate``);
+- a crash after the records were written and before the rollout was marked is redelivered, and
+  the extractor's own idempotency per rollout id keeps it from writing the records twice;
+- a retryable failure (model timeout or throttling, a busy store) propagates: the queue delivers
+  the message again, and after its retries it goes to the dead-letter queue while the rollout
+  stays announced, for the sweep to announce again later;
+- what can never succeed (invalid model output, a payload or memory that is gone, a malformed
+  payload, any other non-retryable ``CairnError``) marks the rollout failed with the reason and
+  is acknowledged; the failed rollout stays listed as pending for an operator.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from cairn.errors import CairnError, InvalidInputError, MemoryNotFoundError, RolloutNotFoundError
+from cairn.extract.extractor import ExtractionOutcome
+from cairn.extract.rollout import RolloutNotice, RolloutPayload, decode_payload
+from cairn.memories import MemoryConfig
+from cairn.models import Frozen
+from cairn.ports import Clock, MemoryConfigStore, RolloutStore, StagingStore
+from cairn.rollouts import Rollout, RolloutState
+
+log = logging.getLogger(__name__)
+
+Extract = Callable[[RolloutPayload, MemoryConfig], ExtractionOutcome]
+ResolveMemory = Callable[[str], MemoryConfig]
+
+
+class Consumed(Frozen):
+    """What one delivery did: ``consumed`` (records written), ``duplicate`` (nothing to do),
+    ``failed`` (given up with ``reason``) or ``unknown`` (no such rollout: erased)."""
+
+    rollout_id: str
+    status: Literal["consumed", "duplicate", "failed", "unknown"]
+    written: int = 0
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """What consuming needs: the rollout index, the staged payloads, the memory's
+    configuration and the extractor (model, embedder and record stores bound in)."""
+
+    rollouts: RolloutStore
+    staging: StagingStore
+    memories: ResolveMemory
+    extract: Extract
+    clock: Clock
+
+
+def stored_or(memories: MemoryConfigStore | None, fallback: ResolveMemory) -> ResolveMemory:
+    """Resolve a memory from ``memories``, and through ``fallback`` where none is stored."""
+
+    def resolve(memory_id: str) -> MemoryConfig:
+        if memories is not None:
+            try:
+                return memories.get(memory_id)
+            except MemoryNotFoundError:
+                pass
+        return fallback(memory_id)
+
+    return resolve
+
+
+def consume(notice: RolloutNotice, consumer: Consumer) -> Consumed:
+    """Extract the announced rollout's records once; see the module docstring for each case."""
+    scope, rid = notice.scope, notice.rollout_id
+    try:
+        rollout = consumer.rollouts.get(scope, rid)
+    except RolloutNotFoundError:
+        return Consumed(rollout_id=rid, status="unknown", reason="no such rollout (erased?)")
+    if rollout.state in (RolloutState.CONSUMED, RolloutState.FAILED):
+        return Consumed(rollout_id=rid, status="duplicate")
+    try:
+        payload = decode_payload(consumer.staging.get(scope, rid))
+        memory = consumer.memories(notice.memory_id)
+    except (RolloutNotFoundError, InvalidInputError, MemoryNotFoundError) as exc:
+        return _fail(consumer, rollout, f"{type(exc).__name__}: {exc.message}")
+    try:
+        outcome = consumer.extract(payload, memory)
+    except CairnError as exc:
+        if exc.retryable:
+            raise  # the queue delivers it again (a model timeout, a busy store)
+        return _fail(consumer, rollout, f"{type(exc).__name__}: {exc.message}")
+    if not outcome.done:
+        return _fail(consumer, rollout, outcome.reason or outcome.status)
+    consumer.rollouts.mark(scope, rid, RolloutState.CONSUMED, now=consumer.clock.now())
+    _forget_payload(consumer, rollout)
+    return Consumed(rollout_id=rid, status="consumed", written=len(outcome.written))
+
+
+def _fail(consumer: Consumer, rollout: Rollout, reason: str) -> Consumed:
+    # The reason stays in the rollout index; a log line carries only the id (no content).
+    log.warning("rollout %s failed and will not be retried; see its reason", rollout.rollout_id)
+    consumer.rollouts.mark(
+        rollout.scope,
+        rollout.rollout_id,
+        RolloutState.FAILED,
+        now=consumer.clock.now(),
+        reason=reason,
+    )
+    return Consumed(rollout_id=rollout.rollout_id, status="failed", reason=reason)
+
+
+def _forget_payload(consumer: Consumer, rollout: Rollout) -> None:
+    """Delete the consumed payload; a failure only delays that to the bucket's expiry rule."""
+    try:
+        consumer.staging.delete(rollout.scope, rollout.rollout_id)
+    except CairnError as exc:
+        log.warning(
+            "consumed rollout %s keeps its payload until expiry (%s)",
+            rollout.rollout_id,
+            type(exc).__name__,
+        )

@@ -1,0 +1,192 @@
+"""Strategies: what each kind asks the model for, where its records go, and how an answer becomes
+candidate records.
+
+- ``semantic`` (facts), ``user_preference`` and ``custom`` ask for up to 16 one-line candidates;
+  ``summary`` for at most one summary of the session. A strategy's ``extraction_prompt`` is
+  appended to the built-in instructions (for ``custom``, to the fact instructions).
+- Records go to the strategy's namespace template with ``{actorId}``, ``{sessionId}`` and
+  ``{memoryStrategyId}`` filled in; a template that does not resolve to a valid namespace (a
+  custom variable extraction cannot fill, a malformed result) is refused before any model call.
+- Every candidate is model-sourced and untrusted: one ``Source(kind=model)`` per cited event,
+  each naming the rollout and session; its confidence is capped (``ExtractionPolicy``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from cairn.changes import NewRecord
+from cairn.errors import InvalidInputError, InvalidModelOutputError
+from cairn.extract.answers import CandidateAnswer, ExtractionAnswer, SummaryAnswer
+from cairn.extract.policy import ExtractionPolicy
+from cairn.extract.prompts import (
+    EXTRACTION_SCHEMA,
+    ContextMessage,
+    ExtractionInput,
+    PromptMessage,
+    extraction_request,
+)
+from cairn.extract.rollout import RolloutMessage, RolloutPayload
+from cairn.llm.request import ModelUsage, OutputSchema
+from cairn.llm.structured import ask_structured, parse_json_model
+from cairn.memories import StrategyConfig, StrategyKind, template_variables
+from cairn.models import NAMESPACE_PATTERN, Source, SourceKind
+from cairn.ports import ModelProvider
+
+# The metadata key cairn's AgentCore API reads a record's memoryStrategyId from
+# (cairn.api.record_codec.STRATEGY_ID_KEY); a test keeps the two equal.
+STRATEGY_ID_METADATA_KEY = "agentcore#memoryStrategyId"
+
+# A user_preference or summary strategy files its records under one category whatever the
+# model calls them, so recall and the cli group them the same way.
+_FIXED_CATEGORY = {StrategyKind.USER_PREFERENCE: "preference", StrategyKind.SUMMARY: "summary"}
+
+
+def resolve_namespace(strategy: StrategyConfig, *, actor_id: str, session_id: str) -> str:
+    """The namespace ``strategy``'s records of this actor and session go to.
+
+    Raises ``InvalidInputError`` when the template uses a variable extraction cannot fill or
+    resolves to something that is not a valid namespace.
+    """
+    values = {
+        "actorId": actor_id,
+        "sessionId": session_id,
+        "memoryStrategyId": strategy.strategy_id,
+    }
+    unknown = [
+        name for name in template_variables(strategy.namespace_template) if name not in values
+    ]
+    if unknown:
+        raise InvalidInputError(
+            f"strategy {strategy.strategy_id!r} files records under a template with "
+            f"{{{unknown[0]}}}, which extraction cannot fill; use only {{actorId}}, "
+            "{sessionId} and {memoryStrategyId} in an extracted strategy's template"
+        )
+    namespace = strategy.namespace_template
+    for name, value in values.items():
+        namespace = namespace.replace(f"{{{name}}}", value)
+    if not namespace or len(namespace) > 1024 or not re.fullmatch(NAMESPACE_PATTERN, namespace):
+        raise InvalidInputError(
+            f"strategy {strategy.strategy_id!r}'s namespace template does not resolve to a "
+            "valid namespace for this actor and session (letters, digits, - _ / and : between "
+            "segments); change the template"
+        )
+    return namespace
+
+
+def answer_type(kind: StrategyKind) -> type[ExtractionAnswer] | type[SummaryAnswer]:
+    return SummaryAnswer if kind is StrategyKind.SUMMARY else ExtractionAnswer
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyExtraction:
+    """One strategy's candidates, or ``None`` with the reason its answer was refused twice."""
+
+    strategy: StrategyConfig
+    namespace: str
+    candidates: tuple[NewRecord, ...] | None
+    reason: str | None
+    usage: ModelUsage
+
+
+def extract_candidates(
+    model: ModelProvider,
+    payload: RolloutPayload,
+    strategy: StrategyConfig,
+    *,
+    namespace: str,
+    summary_so_far: str | None,
+    policy: ExtractionPolicy,
+) -> StrategyExtraction:
+    """Ask ``model`` for ``strategy``'s candidates in ``payload``'s messages (one call, and one
+    more if the answer is invalid). Model timeouts and throttling propagate, retryable."""
+    aliases = dict(enumerate(payload.events, start=1))
+    document = ExtractionInput(
+        strategy=strategy.kind,
+        messages=tuple(
+            PromptMessage(alias=alias, role=m.role, text=m.text) for alias, m in aliases.items()
+        ),
+        history=tuple(ContextMessage(role=m.role, text=m.text) for m in payload.history),
+        summary_so_far=summary_so_far if strategy.kind is StrategyKind.SUMMARY else None,
+    )
+    kind_answer = answer_type(strategy.kind)
+    request = extraction_request(
+        document,
+        output=OutputSchema.of(kind_answer, EXTRACTION_SCHEMA, "Memories worth keeping."),
+        appended=strategy.extraction_prompt,
+        policy=policy,
+    )
+
+    def read(text: str) -> tuple[NewRecord, ...]:
+        answer = parse_json_model(text, kind_answer)
+        return tuple(
+            candidate_record(
+                found,
+                aliases,
+                payload=payload,
+                strategy=strategy,
+                namespace=namespace,
+                policy=policy,
+            )
+            for found in answer.candidates
+        )
+
+    answered = ask_structured(model, request, read)
+    return StrategyExtraction(
+        strategy=strategy,
+        namespace=namespace,
+        candidates=answered.value,
+        reason=answered.reason,
+        usage=answered.usage,
+    )
+
+
+def candidate_record(
+    found: CandidateAnswer,
+    aliases: Mapping[int, RolloutMessage],
+    *,
+    payload: RolloutPayload,
+    strategy: StrategyConfig,
+    namespace: str,
+    policy: ExtractionPolicy,
+) -> NewRecord:
+    """The record a candidate proposes, sourced to its rollout and the events it cites.
+
+    Raises ``InvalidModelOutputError`` when it cites an alias the prompt did not assign.
+    """
+    unknown = [alias for alias in found.evidence if alias not in aliases]
+    if unknown:
+        raise InvalidModelOutputError(
+            f"evidence alias {unknown[0]} names no message (the messages are 1-{len(aliases)})"
+        )
+    cited = _distinct(aliases[alias] for alias in found.evidence)
+    return NewRecord(
+        namespace=namespace,
+        strategy=strategy.kind.value,
+        category=_FIXED_CATEGORY.get(strategy.kind, found.category),
+        content=found.content,
+        confidence=min(found.confidence, policy.inferred_confidence_cap),
+        tags=tuple(dict.fromkeys(found.tags)),
+        entities=tuple(dict.fromkeys(found.entities)),
+        sources=tuple(
+            Source(
+                kind=SourceKind.MODEL,
+                event_id=message.event_id,
+                session_id=payload.session_id,
+                rollout_id=payload.rollout_id,
+            )
+            for message in cited
+        ),
+        metadata={STRATEGY_ID_METADATA_KEY: strategy.strategy_id},
+        seen_at=max(message.event_timestamp for message in cited),
+    )
+
+
+def _distinct(messages: Iterable[RolloutMessage]) -> list[RolloutMessage]:
+    """The cited messages, one per event, in citation order."""
+    by_event: dict[str, RolloutMessage] = {}
+    for message in messages:
+        by_event.setdefault(message.event_id, message)
+    return list(by_event.values())

@@ -1,0 +1,92 @@
+"""The scheduled sweep: what no append will do by itself, finished on a timer.
+
+One pass (``sweep``), run every minute by an EventBridge rule on AWS and by the embedded
+worker's timer on a laptop:
+
+1. claim a rollout for every session idle past its timeout with messages pending, and release
+   it (stage and announce);
+2. finish every rollout that stalled before its announcement (claimed or staged for longer than
+   ``STALL_AFTER``: the process releasing it crashed or lost the staging store or the topic);
+3. announce again every rollout announced ``REDELIVER_AFTER`` ago and still not consumed (its
+   message expired or went to the dead-letter queue), at most ``MAX_ANNOUNCEMENTS`` times in
+   all, after which it is marked failed with the reason, for an operator to look at.
+
+Every step is idempotent and conditional, so two sweeps running at once, or a sweep racing the
+append that claimed a rollout, never stage or announce one twice. A step that fails with a
+``CairnError`` is counted and left for the next pass; the pass goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from cairn.errors import CairnError
+from cairn.extract.staging import RolloutPipeline
+from cairn.models import Frozen
+from cairn.ports import DEFAULT_PAGE_SIZE
+from cairn.rollouts import MAX_ANNOUNCEMENTS, Rollout, RolloutState
+
+log = logging.getLogger(__name__)
+
+NEVER_CONSUMED = (
+    f"announced {MAX_ANNOUNCEMENTS} times and never consumed; see the dead-letter queue"
+)
+
+
+class SweepReport(Frozen):
+    """What one pass did, in counts (the Lambda turns them into metrics)."""
+
+    idle_claimed: int = 0
+    released: int = 0
+    reannounced: int = 0
+    abandoned: int = 0
+    errors: int = 0
+
+
+def sweep(
+    pipeline: RolloutPipeline, *, now: datetime | None = None, limit: int = DEFAULT_PAGE_SIZE
+) -> SweepReport:
+    """One pass over idle sessions and due rollouts, at most ``limit`` of each."""
+    at = now or pipeline.clock.now()
+    counts = {"idle_claimed": 0, "released": 0, "reannounced": 0, "abandoned": 0, "errors": 0}
+    try:
+        claims = pipeline.rollouts.claim_idle(at, limit=limit)
+    except CairnError as exc:
+        log.warning("idle sweep could not claim sessions (%s); next pass", type(exc).__name__)
+        claims, counts["errors"] = (), 1
+    counts["idle_claimed"] = len(claims)
+    for claim in claims:
+        counts[_finish(pipeline, claim, at)] += 1
+    try:
+        due = pipeline.rollouts.list_due(at, limit=limit)
+    except CairnError as exc:
+        log.warning("sweep could not list due rollouts (%s); next pass", type(exc).__name__)
+        due, counts["errors"] = (), counts["errors"] + 1
+    for rollout in due:
+        counts[_finish(pipeline, rollout, at)] += 1
+    return SweepReport(**counts)
+
+
+def _finish(pipeline: RolloutPipeline, rollout: Rollout, now: datetime) -> str:
+    """Take one rollout a step further; the name of the count it adds to."""
+    try:
+        if rollout.state is RolloutState.ANNOUNCED:
+            if rollout.announcements >= MAX_ANNOUNCEMENTS:
+                pipeline.rollouts.mark(
+                    rollout.scope,
+                    rollout.rollout_id,
+                    RolloutState.FAILED,
+                    now=now,
+                    reason=NEVER_CONSUMED,
+                )
+                return "abandoned"
+            pipeline.announce(rollout)
+            return "reannounced"
+        pipeline.release(rollout)
+        return "released"
+    except CairnError as exc:
+        log.warning(
+            "sweep left rollout %s for the next pass (%s)", rollout.rollout_id, type(exc).__name__
+        )
+        return "errors"

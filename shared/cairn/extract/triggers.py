@@ -1,0 +1,101 @@
+"""Which trigger policy a memory's events are counted under, and cairn's built-in defaults.
+
+A self-managed (custom) strategy carries its own trigger conditions and history window on the
+wire. The built-in strategies (semantic, summary, user_preference) carry none, so cairn's own
+extractor runs them under ``BUILT_IN_TRIGGERS``: a rollout every 6 messages (three exchanges:
+enough context to state a fact, small enough to extract within seconds), or every ~4,000
+estimated tokens (about 16 KB of text, a bounded prompt), or after 10 minutes of silence, with
+the 4 messages before the batch as context.
+
+A session counts once, under one policy for the whole memory (``policy_for``): each condition
+is the most eager among the strategies (the smallest count, the shortest idle timeout) and the
+history window the widest, and every rollout is for every strategy. An extractor for a strategy
+with a smaller window reads only the tail of ``history``. A strategy's own topic and bucket are
+not used: every rollout is staged and announced once, where cairn's stack puts it, and any
+extractor may subscribe (DESIGN §6).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from cairn.memories import MemoryConfig, StrategyConfig, StrategyKind, TriggerConditions
+from cairn.rollouts import TriggerPolicy
+
+BUILT_IN_TRIGGERS = TriggerConditions(
+    message_count=6, token_count=4_000, idle_session_timeout_seconds=600
+)
+BUILT_IN_HISTORY_WINDOW = 4
+_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def strategy_triggers(strategy: StrategyConfig) -> tuple[TriggerConditions, int]:
+    """The strategy's trigger conditions and history window: its own if self-managed."""
+    if strategy.self_managed is not None:
+        managed = strategy.self_managed
+        return managed.triggers, managed.historical_context_window_size
+    return BUILT_IN_TRIGGERS, BUILT_IN_HISTORY_WINDOW
+
+
+def _most_eager(values: list[int | None]) -> int | None:
+    present = [value for value in values if value is not None]
+    return min(present) if present else None
+
+
+def policy_for(memory: MemoryConfig) -> TriggerPolicy | None:
+    """The policy the memory's sessions are counted under; ``None`` if it has no strategies
+    (its events are stored and never extracted)."""
+    if not memory.strategies:
+        return None
+    settings = [strategy_triggers(strategy) for strategy in memory.strategies]
+    return TriggerPolicy(
+        message_count=_most_eager([t.message_count for t, _ in settings]),
+        token_count=_most_eager([t.token_count for t, _ in settings]),
+        idle_timeout_seconds=_most_eager([t.idle_session_timeout_seconds for t, _ in settings]),
+        history_window=max(window for _, window in settings),
+        strategy_ids=tuple(strategy.strategy_id for strategy in memory.strategies),
+    )
+
+
+def _built_in(kind: StrategyKind, name: str, template: str) -> StrategyConfig:
+    return StrategyConfig(
+        strategy_id=f"{name}-cairn00000",
+        name=name,
+        kind=kind,
+        namespace_template=template,
+        created_at=_EPOCH,
+        updated_at=_EPOCH,
+    )
+
+
+# The strategies of a memory that has no stored configuration (the embedded default memory,
+# used by the `cairn` command and the demo): facts and preferences per actor, a summary per
+# session. Their namespaces match what `cairn remember` files by hand.
+EMBEDDED_STRATEGIES: tuple[StrategyConfig, ...] = (
+    _built_in(StrategyKind.SEMANTIC, "facts", "/facts/{actorId}/"),
+    _built_in(StrategyKind.USER_PREFERENCE, "preferences", "/preferences/{actorId}/"),
+    _built_in(StrategyKind.SUMMARY, "summaries", "/summaries/{actorId}/{sessionId}/"),
+)
+
+
+def embedded_memory(memory_id: str) -> MemoryConfig:
+    """The configuration of a memory nobody created (``cairn`` on a laptop): the built-in
+    strategies under ``BUILT_IN_TRIGGERS``.
+
+    Built without validation because embedded memory ids (``default``) need not have the
+    ``<name>-<10 characters>`` shape of an AgentCore memory id; everything else is valid.
+    """
+    return MemoryConfig.model_construct(
+        memory_id=memory_id,
+        arn=f"arn:aws:bedrock-agentcore:local:000000000000:memory/{memory_id}",
+        name="embedded",
+        description=None,
+        event_expiry_days=3650,
+        created_at=_EPOCH,
+        updated_at=_EPOCH,
+        strategies=EMBEDDED_STRATEGIES,
+        execution_role_arn=None,
+        indexed_keys=(),
+        namespace_keys=(),
+        revision=1,
+    )

@@ -1,0 +1,220 @@
+"""Memory resources: a memory's configuration (strategies, triggers, limits) and its templates.
+
+A memory (``memoryId``) is configured once and then holds events and records. Its strategies
+say what extraction makes of events and where the records go: each has one namespace template
+such as ``/strategies/{memoryStrategyId}/actors/{actorId}/``. The template is also how cairn
+learns whose record a namespace names (``actor_of``): AgentCore's record API carries no actor,
+cairn's scopes are per actor, and the ``{actorId}`` in the template bridges the two.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Literal, Self
+
+from pydantic import AfterValidator, Field, model_validator
+
+from cairn.models import ACTOR_ID_PATTERN, SESSION_ID_PATTERN, Frozen, UtcDatetime
+
+MEMORY_NAME_PATTERN = r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$"
+RESOURCE_ID_PATTERN = r"^[a-zA-Z][a-zA-Z0-9\-_]{0,99}-[a-zA-Z0-9]{10}$"
+ARN_PATTERN = (
+    r"^arn:[a-z0-9\-.]{1,63}:[a-z0-9\-.]{0,63}:[a-z0-9\-.]{0,63}:[a-z0-9\-.]{0,63}:[^/].{0,1023}$"
+)
+BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$"
+TEMPLATE_PATTERN = r"^[a-zA-Z0-9\-_/]*(\{[a-zA-Z][a-zA-Z0-9]*\}[a-zA-Z0-9\-_/]*)*$"
+NAMESPACE_KEY_PATTERN = r"^[a-z][a-z0-9]*$"
+BUILT_IN_VARIABLES = frozenset({"actorId", "sessionId", "memoryStrategyId"})
+
+MemoryName = Annotated[str, Field(pattern=MEMORY_NAME_PATTERN)]
+ResourceId = Annotated[str, Field(min_length=12, pattern=RESOURCE_ID_PATTERN)]
+Arn = Annotated[str, Field(pattern=ARN_PATTERN)]
+Description = Annotated[str, Field(min_length=1, max_length=4096)]
+NamespaceTemplate = Annotated[str, Field(min_length=1, max_length=512, pattern=TEMPLATE_PATTERN)]
+
+_ALNUM = string.ascii_letters + string.digits
+_VARIABLE = re.compile(r"\{([a-zA-Z][a-zA-Z0-9]*)\}")
+# The values a template variable can take when it is filled: an actor id spans segments.
+_SESSION = SESSION_ID_PATTERN.strip("^$")
+_ACTOR = ACTOR_ID_PATTERN.strip("^$")
+_OTHER_VALUE = r"[a-zA-Z0-9][a-zA-Z0-9\-_]*"
+
+
+def new_resource_id(name: str) -> str:
+    """``<name>-<10 random alphanumerics>``, the shape of AgentCore memory and strategy ids."""
+    return f"{name}-{''.join(secrets.choice(_ALNUM) for _ in range(10))}"
+
+
+def memory_arn(region: str, account_id: str, memory_id: str) -> str:
+    """``arn:aws:bedrock-agentcore:<region>:<account>:memory/<id>``."""
+    return f"arn:aws:bedrock-agentcore:{region}:{account_id}:memory/{memory_id}"
+
+
+class StrategyKind(StrEnum):
+    """What a strategy extracts; the values are cairn's record ``strategy`` slugs."""
+
+    SEMANTIC = "semantic"
+    SUMMARY = "summary"
+    USER_PREFERENCE = "user_preference"
+    CUSTOM = "custom"
+
+
+class MemoryStatus(StrEnum):
+    CREATING = "CREATING"
+    ACTIVE = "ACTIVE"
+    FAILED = "FAILED"
+    DELETING = "DELETING"
+    UPDATING = "UPDATING"
+
+
+class TriggerConditions(Frozen):
+    """When self-managed extraction runs: whichever set condition is met first (one at least)."""
+
+    message_count: int | None = Field(default=None, ge=1, le=50)
+    token_count: int | None = Field(default=None, ge=100, le=500_000)
+    idle_session_timeout_seconds: int | None = Field(default=None, ge=10, le=3000)
+
+    @model_validator(mode="after")
+    def _one_is_set(self) -> Self:
+        if (self.message_count, self.token_count, self.idle_session_timeout_seconds) == (
+            None,
+            None,
+            None,
+        ):
+            raise ValueError("set at least one trigger condition (message, token or idle time)")
+        return self
+
+
+class SelfManagedConfig(Frozen):
+    """A custom strategy run by the user's own extractor: the triggers and where to notify it."""
+
+    triggers: TriggerConditions
+    topic_arn: Arn
+    payload_bucket: Annotated[str, Field(pattern=BUCKET_PATTERN)]
+    historical_context_window_size: int = Field(default=4, ge=0, le=50)
+
+
+class StrategyConfig(Frozen):
+    """One strategy of a memory, with the single namespace template its records are filed under."""
+
+    strategy_id: ResourceId
+    name: MemoryName
+    description: Description | None = None
+    kind: StrategyKind
+    namespace_template: NamespaceTemplate
+    self_managed: SelfManagedConfig | None = None
+    # Appended to the built-in extraction instructions (AgentCore's ``appendToPrompt``);
+    # a ``custom`` strategy without a self-managed configuration is extracted with it.
+    extraction_prompt: Annotated[str, Field(min_length=1, max_length=30_000)] | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class IndexedKey(Frozen):
+    key: Annotated[str, Field(min_length=1, max_length=128)]
+    type: Literal["STRING", "STRINGLIST", "NUMBER"]
+
+
+def _not_built_in(key: str) -> str:
+    if key in BUILT_IN_VARIABLES:
+        raise ValueError(f"{key} is a built-in template variable; choose another key")
+    return key
+
+
+class NamespaceKey(Frozen):
+    """A custom template variable, e.g. ``{team}``, and the values it may take."""
+
+    key: Annotated[
+        str,
+        Field(min_length=1, max_length=32, pattern=NAMESPACE_KEY_PATTERN),
+        AfterValidator(_not_built_in),
+    ]
+    allowed_values: tuple[str, ...] | None = None
+    regex_pattern: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+
+
+class MemoryConfig(Frozen):
+    """A memory resource's configuration; ``revision`` grows by one with every stored change."""
+
+    memory_id: ResourceId
+    arn: str
+    name: MemoryName
+    description: Description | None = None
+    event_expiry_days: int = Field(ge=1, le=3650)
+    status: MemoryStatus = MemoryStatus.ACTIVE
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    strategies: tuple[StrategyConfig, ...] = ()
+    execution_role_arn: Arn | None = None
+    indexed_keys: tuple[IndexedKey, ...] = ()
+    namespace_keys: tuple[NamespaceKey, ...] = ()
+    revision: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _strategies_are_distinct(self) -> Self:
+        for attribute in ("strategy_id", "name"):
+            values = [getattr(s, attribute) for s in self.strategies]
+            if len(values) != len(set(values)):
+                raise ValueError(f"two strategies of a memory share a {attribute}")
+        return self
+
+    def strategy(self, strategy_id: str) -> StrategyConfig | None:
+        return next((s for s in self.strategies if s.strategy_id == strategy_id), None)
+
+    def revised(self, now: datetime, **changes: object) -> MemoryConfig:
+        """This configuration with ``changes``, the next revision, updated at ``now``."""
+        values = {**self.model_dump(), **changes, "revision": self.revision + 1, "updated_at": now}
+        return MemoryConfig.model_validate(values)
+
+
+def template_variables(template: str) -> list[str]:
+    """The ``{variable}`` names in a namespace template, in order."""
+    return _VARIABLE.findall(template)
+
+
+def _template_regex(template: str, strategy_id: str) -> re.Pattern[str] | None:
+    """A regex matching namespaces filled from ``template``, capturing ``actor``; ``None``
+    when the template has no ``{actorId}``. Trailing slashes are ignored on both sides."""
+    if "{actorId}" not in template:
+        return None
+    parts: list[str] = []
+    position = 0
+    actor_seen = False
+    stripped = template.rstrip("/")
+    for found in _VARIABLE.finditer(stripped):
+        parts.append(re.escape(stripped[position : found.start()]))
+        variable = found.group(1)
+        if variable == "actorId":
+            parts.append("(?P=actor)" if actor_seen else f"(?P<actor>{_ACTOR})")
+            actor_seen = True
+        elif variable == "sessionId":
+            parts.append(_SESSION)
+        elif variable == "memoryStrategyId":
+            parts.append(re.escape(strategy_id))
+        else:
+            parts.append(_OTHER_VALUE)
+        position = found.end()
+    parts.append(re.escape(stripped[position:]))
+    return re.compile("".join(parts))
+
+
+def actor_of(memory: MemoryConfig, namespace: str, strategy_id: str | None = None) -> str | None:
+    """The actor whose memory ``namespace`` is, read through the strategies' templates.
+
+    Only the named strategy's template is tried when ``strategy_id`` names one of the memory's
+    strategies, else every template in order; ``None`` when no template with ``{actorId}``
+    matches the whole namespace.
+    """
+    named = memory.strategy(strategy_id) if strategy_id else None
+    for strategy in (named,) if named else memory.strategies:
+        pattern = _template_regex(strategy.namespace_template, strategy.strategy_id)
+        if pattern is None:
+            continue
+        found = pattern.fullmatch(namespace.rstrip("/"))
+        if found is not None and len(found.group("actor")) <= 255:
+            return found.group("actor")
+    return None

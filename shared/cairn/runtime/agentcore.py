@@ -1,0 +1,230 @@
+"""``AgentCoreSessionStore``: a session's memory over a cairn HTTP endpoint, through the real
+boto3 ``bedrock-agentcore`` client (``cairn serve``, or the deployed API behind API Gateway).
+
+Turns are ``CreateEvent`` calls (each with the turn's token as ``clientToken``, so a retried
+write is not stored twice), recall is ``RetrieveMemoryRecords``, and the tools write with
+``BatchCreate`` / ``BatchUpdate`` / ``BatchDeleteMemoryRecords``.
+
+The wire API names no actor on records, so over HTTP a session's scope is its memory plus the
+namespaces its templates fill with the actor id (``/facts/{actorId}/`` ...): recall reads only
+there, and a record id whose namespace lies elsewhere is refused as not found before anything
+is written. The wire carries no provenance, so every recalled entry is labelled untrusted
+(rendered as quoted data) with confidence 0.50; the server journals its own retrievals.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from cairn.changes import NewRecord
+from cairn.errors import RecordNotFoundError
+from cairn.models import (
+    EventInput,
+    Scope,
+    Source,
+    Status,
+    Trust,
+    content_digest,
+    namespace_matches,
+)
+from cairn.ports import Clock
+from cairn.recall import RecallPolicy, RecallQuery
+from cairn.recall.budget import truncate_utf8
+from cairn.recall.render import CAVEAT, HEADING, BlockEntry, line_cost, render_block
+from cairn.runtime.agentcore_wire import call, check_template, event_payload, failure_of, fill
+from cairn.runtime.port import Recalled, RecalledItem, Written
+
+DEFAULT_NAMESPACES = ("/facts/{actorId}/", "/preferences/{actorId}/", "/lessons/{actorId}/")
+# Nothing on the wire says who stated a record; a confidence nobody claimed is shown as even.
+UNKNOWN_CONFIDENCE = 0.5
+_FRAME_WITH_ENTRIES = len(f"{HEADING}\n{CAVEAT}".encode())
+
+
+class AgentCoreSessionStore:
+    """The ``SessionStore`` port over a ``bedrock-agentcore`` client pointed at cairn."""
+
+    def __init__(
+        self, client: Any, *, clock: Clock, namespaces: Sequence[str] = DEFAULT_NAMESPACES
+    ) -> None:
+        for template in namespaces:
+            check_template(template)
+        self._client = client
+        self._clock = clock
+        self._templates = tuple(namespaces)
+
+    @property
+    def can_curate(self) -> bool:
+        return True
+
+    def namespaces(self, scope: Scope) -> tuple[str, ...]:
+        """The namespaces this session may read and edit: the templates, filled for ``scope``."""
+        return tuple(fill(template, scope) for template in self._templates)
+
+    def append(self, scope: Scope, turn: EventInput, *, token: str) -> None:
+        call(
+            self._client.create_event,
+            memoryId=scope.memory_id,
+            actorId=scope.actor_id,
+            sessionId=turn.session_id,
+            eventTimestamp=turn.event_timestamp,
+            payload=event_payload(turn),
+            clientToken=token,
+        )
+
+    def recall(
+        self, scope: Scope, query: RecallQuery, policy: RecallPolicy, *, journal: bool
+    ) -> Recalled:
+        hits: list[tuple[float, dict[str, Any]]] = []
+        for namespace in self.namespaces(scope):
+            if query.namespace_prefix and not namespace_matches(namespace, query.namespace_prefix):
+                continue
+            answer = call(
+                self._client.retrieve_memory_records,
+                memoryId=scope.memory_id,
+                namespace=namespace,
+                searchCriteria={"searchQuery": query.text, "topK": query.top_k},
+                maxResults=query.top_k,
+            )
+            hits += [
+                (float(summary.get("score") or 0.0), summary)
+                for summary in answer.get("memoryRecordSummaries", ())
+                if self._owns(scope, summary)
+            ]
+        hits.sort(key=lambda hit: (-hit[0], hit[1]["memoryRecordId"]))
+        items = _clamped([_item(score, summary, policy) for score, summary in hits], policy)
+        items = items[: query.top_k]
+        return Recalled(
+            block=render_block([item.entry for item in items]), items=tuple(items), journal_id=None
+        )
+
+    def journal_injection(
+        self, scope: Scope, query: RecallQuery, shown: Sequence[RecalledItem], policy: RecallPolicy
+    ) -> str | None:
+        return None  # the server journalled the retrieval this injection was chosen from
+
+    def learn(self, scope: Scope, record: NewRecord) -> Written:
+        digest = content_digest(record.content)
+        for summary in self._listed(scope, record.namespace):
+            if content_digest(summary["content"]["text"]) == digest:
+                return _written(summary["memoryRecordId"], confirmed=True)
+        source = record.sources[0]
+        metadata = {"category": {"stringValue": record.category}}
+        if source.run_id:
+            metadata["run"] = {"stringValue": source.run_id}
+        answer = call(
+            self._client.batch_create_memory_records,
+            memoryId=scope.memory_id,
+            records=[
+                {
+                    "requestIdentifier": uuid.uuid4().hex,
+                    "namespaces": [record.namespace],
+                    "content": {"text": record.content},
+                    "timestamp": self._clock.now(),
+                    "metadata": metadata,
+                }
+            ],
+            clientToken=uuid.uuid4().hex,
+        )
+        return _written(_only_success(answer))
+
+    def revise(self, scope: Scope, record_id: str, content: str, source: Source) -> Written:
+        self._pinned(scope, record_id)
+        answer = call(
+            self._client.batch_update_memory_records,
+            memoryId=scope.memory_id,
+            records=[
+                {
+                    "memoryRecordId": record_id,
+                    "content": {"text": content},
+                    "timestamp": self._clock.now(),
+                }
+            ],
+        )
+        return _written(_only_success(answer))
+
+    def retract(self, scope: Scope, record_id: str, reason: str) -> Written:
+        self._pinned(scope, record_id)
+        answer = call(
+            self._client.batch_delete_memory_records,
+            memoryId=scope.memory_id,
+            records=[{"memoryRecordId": record_id}],
+        )
+        return _written(_only_success(answer), status=Status.RETRACTED)
+
+    def _owns(self, scope: Scope, summary: dict[str, Any]) -> bool:
+        namespaces = summary.get("namespaces") or ["/"]
+        return any(namespace_matches(namespaces[0], mine) for mine in self.namespaces(scope))
+
+    def _pinned(self, scope: Scope, record_id: str) -> None:
+        """Refuse (as not found) a record whose namespace is not one of this scope's."""
+        found = call(
+            self._client.get_memory_record, memoryId=scope.memory_id, memoryRecordId=record_id
+        )
+        if not self._owns(scope, found["memoryRecord"]):
+            raise RecordNotFoundError(record_id)
+
+    def _listed(self, scope: Scope, namespace: str) -> Iterator[dict[str, Any]]:
+        token: str | None = None
+        while True:
+            page = call(
+                self._client.list_memory_records,
+                memoryId=scope.memory_id,
+                namespace=namespace,
+                maxResults=100,
+                **({"nextToken": token} if token else {}),
+            )
+            yield from page.get("memoryRecordSummaries", ())
+            token = page.get("nextToken")
+            if not token:
+                return
+
+
+def _item(score: float, summary: dict[str, Any], policy: RecallPolicy) -> RecalledItem:
+    content = summary["content"]["text"]
+    when: datetime = summary.get("timestamp") or summary["createdAt"]
+    text, cut = truncate_utf8(content, policy.max_entry_bytes)
+    entry = BlockEntry(
+        record_id=summary["memoryRecordId"],
+        date=when.date().isoformat(),
+        confidence=UNKNOWN_CONFIDENCE,
+        trust=Trust.UNTRUSTED,
+        text=text,
+        truncated=cut,
+    )
+    return RecalledItem(
+        record_id=entry.record_id, version=None, content=content, entry=entry, evidence=score
+    )
+
+
+def _clamped(items: list[RecalledItem], policy: RecallPolicy) -> list[RecalledItem]:
+    """Items admitted in rank order while the rendered block fits (as ``recall.budget``)."""
+    used, kept = _FRAME_WITH_ENTRIES, []
+    for item in items:
+        cost = line_cost(item.entry)
+        if used + cost > policy.block_byte_limit:
+            break
+        used += cost
+        kept.append(item)
+    return kept
+
+
+def _only_success(answer: dict[str, Any]) -> str:
+    (failure,) = answer.get("failedRecords") or [None]
+    if failure is not None:
+        raise failure_of(failure)
+    record_id: str = answer["successfulRecords"][0]["memoryRecordId"]
+    return record_id
+
+
+def _written(record_id: str, *, status: Status = Status.ACTIVE, confirmed: bool = False) -> Written:
+    # Records written through the API cite an `import` source: untrusted (cairn.api.record_codec).
+    return Written(
+        record_id=record_id,
+        version=None,
+        status=status,
+        trust=Trust.UNTRUSTED,
+        confirmed=confirmed,
+    )

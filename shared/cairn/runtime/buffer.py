@@ -1,0 +1,112 @@
+"""``TurnBuffer``: a session's turns, held until a batch is full, then written in order.
+
+A buffer flushes when it holds ``batch_size`` turns or ``max_bytes`` of turn text, when asked,
+and when the process exits normally (``atexit``): a turn the buffer accepted is written unless
+the process is killed or the store refuses it. A failed write leaves that turn and every later
+one buffered, in order, for the next flush; turns already written are never written again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cairn.models import EventInput
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    """One accepted turn: the event to append, its idempotency token, its text size in bytes."""
+
+    event: EventInput
+    token: str
+    size: int
+
+
+Writer = Callable[[PendingTurn], None]
+
+# Buffers holding unwritten turns, flushed at interpreter exit. A buffer is held here only
+# while it has pending turns, so an idle session can still be garbage-collected.
+_PENDING: set[TurnBuffer] = set()
+_PENDING_LOCK = threading.Lock()
+_EXIT_HOOK_INSTALLED = False
+
+
+def _flush_pending_at_exit() -> None:
+    with _PENDING_LOCK:
+        buffers = list(_PENDING)
+    for buffer in buffers:
+        try:
+            buffer.flush()
+        except Exception as exc:
+            # Never content: only how many turns could not be written, and the error's type.
+            logger.error(
+                "cairn: %d buffered turn(s) could not be written at exit (%s)",
+                buffer.pending,
+                type(exc).__name__,
+            )
+
+
+def _track(buffer: TurnBuffer, pending: bool) -> None:
+    global _EXIT_HOOK_INSTALLED
+    with _PENDING_LOCK:
+        if pending:
+            _PENDING.add(buffer)
+            if not _EXIT_HOOK_INSTALLED:
+                atexit.register(_flush_pending_at_exit)
+                _EXIT_HOOK_INSTALLED = True
+        else:
+            _PENDING.discard(buffer)
+
+
+class TurnBuffer:
+    """Turns accepted but not yet written; thread-safe; ``write`` appends one turn durably."""
+
+    def __init__(self, write: Writer, *, batch_size: int, max_bytes: int) -> None:
+        self._write = write
+        self._batch_size = batch_size
+        self._max_bytes = max_bytes
+        self._turns: deque[PendingTurn] = deque()
+        self._bytes = 0
+        self._lock = threading.RLock()
+
+    @property
+    def pending(self) -> int:
+        """How many accepted turns are not written yet."""
+        return len(self._turns)
+
+    @property
+    def pending_bytes(self) -> int:
+        """UTF-8 bytes of the text of the turns not written yet."""
+        return self._bytes
+
+    def add(self, turn: PendingTurn) -> int:
+        """Accept ``turn``; flush if the batch or the byte bound is reached. Returns how many
+        turns this call wrote. If that flush fails, the error is raised and ``turn`` stays
+        accepted (buffered for the next flush)."""
+        with self._lock:
+            self._turns.append(turn)
+            self._bytes += turn.size
+            _track(self, pending=True)
+            if len(self._turns) >= self._batch_size or self._bytes >= self._max_bytes:
+                return self.flush()
+            return 0
+
+    def flush(self) -> int:
+        """Write every pending turn, oldest first; returns how many were written."""
+        written = 0
+        with self._lock:
+            while self._turns:
+                turn = self._turns[0]
+                self._write(turn)
+                self._turns.popleft()
+                self._bytes -= turn.size
+                written += 1
+            _track(self, pending=False)
+        return written

@@ -1,0 +1,182 @@
+"""``LocalSessionStore``: a session's memory in this process, over ``cairn.ports.Stores``.
+
+Recall runs here (``cairn.recall``), against whichever backend the stores are: the embedded
+SQLite store, or DynamoDB called directly with the caller's IAM credentials. Writes go through
+``RecordStore.apply``, one atomic change each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from cairn.changes import Create, FoldIn, NewRecord, RecordPatch, Retract, Revise, Vector
+from cairn.models import (
+    EventInput,
+    JournalEntry,
+    RecordVersion,
+    Scope,
+    SelectedEntry,
+    Source,
+    content_digest,
+)
+from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
+from cairn.recall import RecalledEntry, RecallPolicy, RecallQuery, recall
+from cairn.recall.journal import block_digest, new_journal_id
+from cairn.recall.render import BlockEntry, entry_date, render_block
+from cairn.runtime.port import Recalled, RecalledItem, Written
+
+Appender = Callable[[Scope, EventInput], object]
+"""Stores one event: ``EventStore.append``, or an extraction pipeline's ``append`` that also
+counts it toward the memory's triggers (``cairn.extract.embedded.EmbeddedExtraction.append``)."""
+
+
+class LocalSessionStore:
+    """The ``SessionStore`` port over a ``Stores`` bundle; the caller owns (and closes) it.
+
+    Turns go through ``appender`` when given (so extraction sees them), else straight to the
+    event store.
+    """
+
+    def __init__(
+        self,
+        stores: Stores,
+        *,
+        embedder: Embedder | None,
+        clock: Clock,
+        appender: Appender | None = None,
+    ) -> None:
+        self._stores = stores
+        self._embedder = embedder
+        self._clock = clock
+        self._append = appender or stores.events.append
+
+    @property
+    def can_curate(self) -> bool:
+        return True
+
+    def append(self, scope: Scope, turn: EventInput, *, token: str) -> None:
+        # EventStore.append has no idempotency key; a local append either commits or raises.
+        del token
+        self._append(scope, turn)
+
+    def recall(
+        self, scope: Scope, query: RecallQuery, policy: RecallPolicy, *, journal: bool
+    ) -> Recalled:
+        found = recall(
+            scope,
+            query,
+            stores=self._stores,
+            embedder=self._embedder,
+            clock=self._clock,
+            policy=policy,
+            journal=journal,
+        )
+        items = tuple(_item(entry) for entry in found.entries)
+        return Recalled(block=found.block, items=items, journal_id=found.journal_id)
+
+    def journal_injection(
+        self, scope: Scope, query: RecallQuery, shown: Sequence[RecalledItem], policy: RecallPolicy
+    ) -> str | None:
+        now = self._clock.now()
+        block = render_block([item.entry for item in shown])
+        entry = JournalEntry(
+            journal_id=new_journal_id(now),
+            memory_id=scope.memory_id,
+            actor_id=scope.actor_id,
+            created_at=now,
+            query=query.text,
+            filters={**query.filters(), "top_k": str(query.top_k), "injection": "turn"},
+            embedder=self._embedder.identity if self._embedder is not None else None,
+            policy=policy.knobs(),
+            selected=tuple(
+                SelectedEntry(
+                    record_id=item.record_id,
+                    version=item.version or 1,
+                    content_digest=content_digest(item.content),
+                    score=item.evidence or 0.0,
+                )
+                for item in shown
+            ),
+            block_digest=block_digest(block),
+        )
+        self._stores.journal.put(entry)
+        return entry.journal_id
+
+    def learn(self, scope: Scope, record: NewRecord) -> Written:
+        repeat = self._live_repeat(scope, record)
+        if repeat is not None:
+            change: Create | FoldIn = FoldIn(record_id=repeat.record_id, add_sources=record.sources)
+        else:
+            change = Create(record=self._with_vector(record))
+        (written,) = self._stores.records.apply(scope, [change])
+        return _written(written, confirmed=repeat is not None)
+
+    def revise(self, scope: Scope, record_id: str, content: str, source: Source) -> Written:
+        change = Revise(
+            record_id=record_id,
+            patch=RecordPatch(content=content),
+            add_sources=(source,),
+            vector=self._vector(content),
+        )
+        (written,) = self._stores.records.apply(scope, [change])
+        return _written(written)
+
+    def retract(self, scope: Scope, record_id: str, reason: str) -> Written:
+        (written,) = self._stores.records.apply(
+            scope, [Retract(record_id=record_id, reason=reason)]
+        )
+        return _written(written)
+
+    def _live_repeat(self, scope: Scope, record: NewRecord) -> RecordVersion | None:
+        """The live record in ``record``'s namespace with the same content digest, if any."""
+        digest = content_digest(record.content)
+        cursor: str | None = None
+        while True:
+            page = self._stores.records.list_records(
+                scope, namespace_prefix=record.namespace, limit=MAX_PAGE_SIZE, cursor=cursor
+            )
+            for version in page.items:
+                if version.namespace == record.namespace and version.content_digest == digest:
+                    return version
+            cursor = page.next_cursor
+            if cursor is None:
+                return None
+
+    def _with_vector(self, record: NewRecord) -> NewRecord:
+        vector = self._vector(record.content)
+        return record if vector is None else record.model_copy(update={"vector": vector})
+
+    def _vector(self, text: str) -> Vector | None:
+        if self._embedder is None:
+            return None
+        (row,) = self._embedder.embed([text])
+        return Vector(embedder=self._embedder.identity, values=tuple(float(x) for x in row))
+
+
+def _item(entry: RecalledEntry) -> RecalledItem:
+    version = entry.version
+    shown = BlockEntry(
+        record_id=version.record_id,
+        date=entry_date(version),
+        confidence=version.confidence,
+        trust=version.trust,
+        text=entry.text,
+        truncated=entry.truncated,
+    )
+    return RecalledItem(
+        record_id=version.record_id,
+        version=version.version,
+        content=version.content,
+        entry=shown,
+        evidence=entry.cosine,
+    )
+
+
+def _written(version: RecordVersion, *, confirmed: bool = False) -> Written:
+    return Written(
+        record_id=version.record_id,
+        version=version.version,
+        status=version.status,
+        trust=version.trust,
+        confirmed=confirmed,
+    )

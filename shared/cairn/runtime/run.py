@@ -1,0 +1,138 @@
+"""``Run``: one agent run inside a session, with the recall block assembled once for it.
+
+The block is recalled when the run starts and never changes while it lasts, whatever the run
+learns or edits, so a prompt prefix built on it stays byte-identical for every model call of the
+run (the KV cache keeps it). A host that wants topical recall as well turns on
+``per_turn_recall``: ``turn_context`` then recalls for one turn, leaves out what the boot block
+(or an earlier turn) already showed and what lacks semantic evidence (so a generic message
+injects nothing), and journals every injection it makes.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+
+from cairn.errors import StoreUnavailableError
+from cairn.models import Role, Scope
+from cairn.ports import Clock
+from cairn.recall import RecallQuery
+from cairn.recall.query import MAX_QUERY_CHARS, MAX_TOP_K
+from cairn.recall.render import render_block
+from cairn.runtime.options import SessionOptions
+from cairn.runtime.port import Recalled, RecalledItem, SessionStore
+from cairn.runtime.tools import MemoryTools
+
+logger = logging.getLogger(__name__)
+
+TurnRecorder = Callable[[Role | str, str], None]
+
+
+def new_run_id(clock: Clock) -> str:
+    """``run-`` + 12 hex digits of epoch milliseconds + 16 random hex digits."""
+    return f"run-{int(clock.now().timestamp() * 1000):012x}{secrets.token_hex(8)}"
+
+
+def recall_query(text: str, top_k: int, options: SessionOptions) -> RecallQuery | None:
+    """The query for ``text`` (cut to the query limit), or ``None`` if it has no words."""
+    if not text.strip():
+        return None
+    return RecallQuery(
+        text=text[:MAX_QUERY_CHARS], top_k=top_k, namespace_prefix=options.namespace_prefix
+    )
+
+
+class Run:
+    """One run: its id, its fixed recall ``block``, and its tools, all pinned to the scope."""
+
+    def __init__(
+        self,
+        *,
+        store: SessionStore | None,
+        scope: Scope | None,
+        session_id: str,
+        query: str,
+        options: SessionOptions,
+        clock: Clock,
+        record: TurnRecorder,
+    ) -> None:
+        self.run_id = new_run_id(clock)
+        self._store = store
+        self._scope = scope
+        self._options = options
+        self._record = record
+        self.tools = MemoryTools(
+            store,
+            scope,
+            session_id=session_id,
+            run_id=self.run_id,
+            policy=options.policy,
+            curate=options.curate,
+        )
+        boot = self._assemble(query)
+        self.block: str = boot.block
+        self.journal_id: str | None = boot.journal_id
+        self.injections: list[str] = []
+        self._shown = {item.record_id for item in boot.items}
+
+    @property
+    def has_memory(self) -> bool:
+        return self._store is not None
+
+    def system_prompt(self, base: str) -> str:
+        """``base`` followed by the run's block (just ``base`` in a memoryless session)."""
+        return f"{base}\n\n{self.block}" if self.block else base
+
+    def add_turn(self, role: Role | str, text: str) -> None:
+        """Record a turn in the session (buffered; see ``MemorySession.add_turn``)."""
+        self._record(role, text)
+
+    def turn_context(self, text: str) -> str | None:
+        """A block of memories relevant to this turn that the run has not shown yet, or
+        ``None`` (per-turn recall off, no store, or nothing with enough evidence)."""
+        if not self._options.per_turn_recall or self._store is None or self._scope is None:
+            return None
+        wanted = min(MAX_TOP_K, self._options.turn_top_k + len(self._shown))
+        query = recall_query(text, wanted, self._options)
+        if query is None:
+            return None
+        try:
+            found = self._store.recall(self._scope, query, self._options.policy, journal=False)
+        except StoreUnavailableError:
+            logger.warning("cairn: per-turn recall skipped, the store is unavailable")
+            return None
+        fresh = self._unshown(found.items)
+        if not fresh:
+            return None
+        journal_id = self._store.journal_injection(self._scope, query, fresh, self._options.policy)
+        if journal_id is not None:
+            self.injections.append(journal_id)
+        self._shown.update(item.record_id for item in fresh)
+        logger.info("cairn: injected %d memories for a turn (journal %s)", len(fresh), journal_id)
+        return render_block([item.entry for item in fresh])
+
+    def _unshown(self, items: tuple[RecalledItem, ...]) -> list[RecalledItem]:
+        floor = self._options.turn_min_evidence
+        fresh = [
+            item
+            for item in items
+            if item.record_id not in self._shown
+            and item.evidence is not None
+            and item.evidence >= floor
+        ]
+        return fresh[: self._options.turn_top_k]
+
+    def _assemble(self, text: str) -> Recalled:
+        if self._store is None or self._scope is None:
+            return Recalled(block="", items=(), journal_id=None)
+        empty = Recalled(block=render_block(()), items=(), journal_id=None)
+        query = recall_query(text, self._options.boot_top_k, self._options)
+        if query is None:
+            return empty
+        try:
+            return self._store.recall(self._scope, query, self._options.policy, journal=True)
+        except StoreUnavailableError:
+            # A memory outage must not take the agent down: the run goes on without recall.
+            logger.warning("cairn: recall skipped for this run, the store is unavailable")
+            return empty

@@ -1,0 +1,228 @@
+"""``MemorySession``: one conversation's memory, on any store, or on none.
+
+A session is opened for ``(memory, actor, session)``: over ``cairn.ports.Stores`` in this
+process (``MemorySession.local``: embedded SQLite, or DynamoDB with the caller's credentials), or
+over a cairn HTTP endpoint (``MemorySession.agentcore``). It buffers turns and appends them in
+batches (``SessionOptions.batch_size``, a byte bound, ``flush``, ``close``, and interpreter exit),
+and assembles recall once per run (``start_run``). A memoryless session
+(``MemorySession.memoryless``) has the same API: its runs have an empty block and no tools, and
+its turns are not kept, so a host never branches on whether memory is configured.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from cairn.clock import SystemClock
+from cairn.errors import InvalidInputError
+from cairn.models import Conversational, EventInput, Role, Scope, SessionId
+from cairn.ports import Clock, Embedder, Stores
+from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
+from cairn.runtime.buffer import PendingTurn, TurnBuffer
+from cairn.runtime.local import Appender, LocalSessionStore
+from cairn.runtime.options import SessionOptions
+from cairn.runtime.port import SessionStore
+from cairn.runtime.run import Run
+from cairn.runtime.tools import ToolDefinition, offered_tools
+
+_SESSION_ID: TypeAdapter[str] = TypeAdapter(SessionId)
+# Events sort by (timestamp, event id) and ids are random: turns accepted in the same
+# millisecond would lose their order, so each turn is stamped at least 1 ms after the last.
+_TICK = timedelta(milliseconds=1)
+MAX_TURN_CHARS = 100_000
+
+
+class MemorySession:
+    """One session's memory: buffered turns, and runs whose recall block is fixed at start."""
+
+    def __init__(
+        self,
+        store: SessionStore | None,
+        *,
+        scope: Scope | None,
+        session_id: str,
+        clock: Clock | None = None,
+        options: SessionOptions | None = None,
+    ) -> None:
+        if store is not None and scope is None:
+            raise InvalidInputError("a session with a store needs a scope (memory and actor)")
+        try:
+            self.session_id: str = _SESSION_ID.validate_python(session_id)
+        except ValidationError:
+            raise InvalidInputError(
+                "session id must be 1-100 letters, digits, '-' or '_', starting with a letter "
+                "or digit; pick another session id"
+            ) from None
+        self.scope = scope if store is not None else None
+        self.options = options or SessionOptions()
+        self._store = store
+        self._clock = clock or SystemClock()
+        self._last_stamp: datetime | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._buffer = TurnBuffer(
+            self._write,
+            batch_size=self.options.batch_size,
+            max_bytes=self.options.max_buffer_bytes,
+        )
+
+    @classmethod
+    def local(
+        cls,
+        stores: Stores,
+        *,
+        memory_id: str,
+        actor_id: str,
+        session_id: str,
+        embedder: Embedder | None = None,
+        clock: Clock | None = None,
+        options: SessionOptions | None = None,
+        appender: Appender | None = None,
+    ) -> MemorySession:
+        """A session over ``stores`` in this process; the caller keeps ownership of them.
+
+        Without an ``embedder`` recall ranks by keywords alone and lessons carry no vector.
+        Turns are appended with ``appender`` when given (an extraction pipeline's ``append``,
+        so triggers count them), else with ``stores.events.append``.
+        """
+        clock = clock or SystemClock()
+        store = LocalSessionStore(stores, embedder=embedder, clock=clock, appender=appender)
+        scope = Scope(memory_id=memory_id, actor_id=actor_id)
+        return cls(store, scope=scope, session_id=session_id, clock=clock, options=options)
+
+    @classmethod
+    def agentcore(
+        cls,
+        client: Any,
+        *,
+        memory_id: str,
+        actor_id: str,
+        session_id: str,
+        namespaces: Sequence[str] = DEFAULT_NAMESPACES,
+        clock: Clock | None = None,
+        options: SessionOptions | None = None,
+    ) -> MemorySession:
+        """A session over a cairn HTTP endpoint, through a boto3 ``bedrock-agentcore`` client
+        whose ``endpoint_url`` points at it; it reads and edits only under ``namespaces``,
+        templates that must name ``{actorId}``."""
+        clock = clock or SystemClock()
+        scope = Scope(memory_id=memory_id, actor_id=actor_id)
+        store = AgentCoreSessionStore(client, clock=clock, namespaces=namespaces)
+        return cls(store, scope=scope, session_id=session_id, clock=clock, options=options)
+
+    @classmethod
+    def memoryless(
+        cls, *, session_id: str = "memoryless", options: SessionOptions | None = None
+    ) -> MemorySession:
+        """A session that recalls nothing, offers no tools and keeps no turns."""
+        return cls(None, scope=None, session_id=session_id, options=options)
+
+    @property
+    def has_memory(self) -> bool:
+        """Whether this session recalls and keeps anything."""
+        return self._store is not None
+
+    @property
+    def tool_definitions(self) -> tuple[ToolDefinition, ...]:
+        """The memory tools every run of this session offers (none without a store)."""
+        return offered_tools(self._store, curate=self.options.curate)
+
+    @property
+    def pending_turns(self) -> int:
+        """Turns accepted but not yet written to the store."""
+        return self._buffer.pending
+
+    def start_run(self, query: str) -> Run:
+        """Start a run: recall for ``query`` (usually the user's message) now, once; the run's
+        ``block`` stays the same until the run is over."""
+        self._check_open()
+        return Run(
+            store=self._store,
+            scope=self.scope,
+            session_id=self.session_id,
+            query=query,
+            options=self.options,
+            clock=self._clock,
+            record=self.add_turn,
+        )
+
+    def add_turn(self, role: Role | str, text: str) -> None:
+        """Accept one turn; it is written with its batch, at ``flush`` or ``close``, or at
+        normal interpreter exit. Blank text is not recorded; over 100,000 characters is refused.
+        If a flush this triggers fails, the error is raised and the turn stays buffered."""
+        self._check_open()
+        if self._store is None or not text.strip():
+            return
+        if len(text) > MAX_TURN_CHARS:
+            raise InvalidInputError(
+                f"a turn holds at most {MAX_TURN_CHARS} characters, this one {len(text)}; "
+                "split it across turns"
+            )
+        kind = _role(role)
+        size = len(text.encode("utf-8"))
+        # Stamping and buffering together: turns recorded from several threads (a Strands
+        # agent's hooks) keep distinct, increasing timestamps in buffer order.
+        with self._lock:
+            event = EventInput(
+                session_id=self.session_id,
+                event_timestamp=self._stamp(),
+                payload=(Conversational(role=kind, text=text),),
+            )
+            self._buffer.add(PendingTurn(event=event, token=uuid.uuid4().hex, size=size))
+
+    def flush(self) -> int:
+        """Write every buffered turn now; returns how many were written."""
+        return self._buffer.flush()
+
+    def close(self) -> None:
+        """Write what is buffered and refuse further turns; closing twice is a no-op."""
+        if self._closed:
+            return
+        self.flush()
+        self._closed = True
+
+    def __enter__(self) -> MemorySession:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _write(self, turn: PendingTurn) -> None:
+        if self._store is None or self.scope is None:
+            return  # unreachable: add_turn buffers nothing without a store
+        self._store.append(self.scope, turn.event, token=turn.token)
+
+    def _stamp(self) -> datetime:
+        now = self._clock.now()
+        if self._last_stamp is not None and now <= self._last_stamp:
+            now = self._last_stamp + _TICK
+        self._last_stamp = now
+        return now
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InvalidInputError(
+                "this memory session is closed; open a new MemorySession to go on"
+            )
+
+
+def _role(role: Role | str) -> Role:
+    if isinstance(role, Role):
+        return role
+    try:
+        return Role(role.upper())
+    except ValueError:
+        allowed = ", ".join(r.value for r in Role)
+        raise InvalidInputError(f"a turn's role must be one of {allowed}") from None

@@ -1,0 +1,176 @@
+"""The synthesized template deployed into moto, driven by the real backends.
+
+What a first deploy must prove end to end: the tables the template creates are the tables
+``DynamoDBBackend`` expects (keys and indexes from the one schema), a staged payload round-trips
+through the bucket under the stack's key, and a rollout notification reaches every worker queue
+in order. TTL, PITR, public-access blocks, lifecycle rules and resource policies are not
+reproduced by moto; the template tests pin those.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cairn.changes import Create, RecordPatch, Retract, Revise
+from cairn.clock import FixedClock
+from cairn.errors import SnapshotConflictError
+from cairn.models import Scope, Source, SourceKind
+from cairn.store.dynamodb_schema import TABLES, create_table_request
+from tests.conformance.samples import event_input, new_fact
+from tests.infra.conftest import DEFAULT_STACK, Synthesized
+from tests.infra.moto_deploy import Deployed, deploy
+
+pytestmark = [
+    pytest.mark.infra,
+    pytest.mark.slow,
+    # moto warns once per resource type its CloudFormation skips (subscriptions, policies).
+    pytest.mark.filterwarnings("ignore:Tried to parse AWS::"),
+]
+
+boto3 = pytest.importorskip("boto3")
+moto = pytest.importorskip("moto")
+
+SCOPE = Scope(memory_id="support-bot", actor_id="tg:12345")
+USER = Source(kind=SourceKind.USER, event_id="ev-1", session_id="s1")
+
+
+@pytest.fixture(scope="module")
+def aws() -> Iterator[Any]:
+    """A boto3 session inside one moto mock that lasts for the module."""
+    session = boto3.session.Session(
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",  # noqa: S106 - moto's fake credentials
+        region_name="us-east-1",
+    )
+    with moto.mock_aws():
+        yield session
+
+
+@pytest.fixture(scope="module")
+def deployed(aws: Any, synthesized: Synthesized) -> Deployed:
+    return deploy(aws, synthesized.outdir, DEFAULT_STACK)
+
+
+def test_the_synthesized_stack_deploys_with_every_output(deployed: Deployed) -> None:
+    assert deployed.status == "CREATE_COMPLETE"
+    assert {"ItemsTableName", "EventsTableName", "RolloutBucketName", "KeyArn"} <= set(
+        deployed.outputs
+    )
+
+
+def test_the_deployed_tables_have_the_keys_and_indexes_of_the_shared_schema(
+    aws: Any, deployed: Deployed
+) -> None:
+    dynamodb = aws.client("dynamodb")
+    names = {
+        "items": deployed.outputs["ItemsTableName"],
+        "events": deployed.outputs["EventsTableName"],
+    }
+
+    for schema in TABLES:
+        table = dynamodb.describe_table(TableName=names[schema.logical_name])["Table"]
+        expected = create_table_request(schema, names[schema.logical_name])
+        assert table["KeySchema"] == expected["KeySchema"]
+        assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+        assert sorted(i["IndexName"] for i in table.get("GlobalSecondaryIndexes", [])) == sorted(
+            i["IndexName"] for i in expected.get("GlobalSecondaryIndexes", [])
+        )
+        assert sorted(i["IndexName"] for i in table.get("LocalSecondaryIndexes", [])) == sorted(
+            i["IndexName"] for i in expected.get("LocalSecondaryIndexes", [])
+        )
+
+
+def test_a_scopes_records_are_written_read_and_applied_atomically(
+    aws: Any, deployed: Deployed
+) -> None:
+    from cairn.store.dynamodb import DynamoDBBackend
+
+    stores = DynamoDBBackend(
+        aws.client("dynamodb"),
+        items_table=deployed.outputs["ItemsTableName"],
+        events_table=deployed.outputs["EventsTableName"],
+        clock=FixedClock(),
+    ).stores()
+    tea, city = stores.records.apply(
+        SCOPE,
+        [
+            Create(record=new_fact("Prefers green tea", sources=(USER,))),
+            Create(record=new_fact("Lives in Lisbon", sources=(USER,))),
+        ],
+    )
+
+    with pytest.raises(SnapshotConflictError):
+        stores.records.apply(
+            SCOPE,
+            [Retract(record_id=tea.record_id), Retract(record_id=city.record_id)],
+            snapshot={tea.record_id: tea.version, city.record_id: city.version + 1},
+        )
+    assert [v.record_id for v in stores.records.list_records(SCOPE).items] == sorted(
+        [tea.record_id, city.record_id]
+    )
+
+    revised, retracted = stores.records.apply(
+        SCOPE,
+        [
+            Revise(record_id=tea.record_id, patch=RecordPatch(content="Prefers jasmine tea")),
+            Retract(record_id=city.record_id),
+        ],
+        snapshot={tea.record_id: tea.version, city.record_id: city.version},
+    )
+    assert stores.records.get(SCOPE, tea.record_id).content == "Prefers jasmine tea"
+    assert [v.version for v in stores.records.history(SCOPE, tea.record_id)] == [1, 2]
+    assert [v.record_id for v in stores.records.list_records(SCOPE).items] == [tea.record_id]
+    assert revised.version == 2
+    assert retracted.status == "retracted"
+
+    appended = stores.events.append(SCOPE, event_input("s1"))
+    listed = stores.events.list_events(SCOPE, "s1").items
+    assert [e.event_id for e in listed] == [appended.event_id]
+
+
+def test_a_staged_payload_round_trips_under_the_stacks_kms_key(
+    aws: Any, deployed: Deployed
+) -> None:
+    from cairn.store.s3 import S3StagingStore
+
+    s3 = aws.client("s3")
+    bucket = deployed.outputs["RolloutBucketName"]
+    staging = S3StagingStore(s3, bucket=bucket, kms_key_id=deployed.outputs["KeyArn"])
+    payload = json.dumps({"events": ["I moved to Lisbon"]}).encode()
+
+    key = staging.put(SCOPE, "ro-1", payload)
+
+    assert staging.get(SCOPE, "ro-1") == payload
+    head = s3.head_object(Bucket=bucket, Key=key)
+    assert head["ServerSideEncryption"] == "aws:kms"
+    assert head["SSEKMSKeyId"] == deployed.outputs["KeyArn"]
+
+
+def test_a_published_rollout_reaches_each_worker_queue_in_order(
+    aws: Any, deployed: Deployed
+) -> None:
+    sns, sqs = aws.client("sns"), aws.client("sqs")
+    group = "scope-" + "0" * 32  # producers use the scope digest, never the actor id
+    published = [json.dumps({"rollout_id": f"ro-{n}"}) for n in range(1, 4)]
+
+    for n, body in enumerate(published, start=1):
+        sns.publish(
+            TopicArn=deployed.outputs["RolloutTopicArn"],
+            Message=body,
+            MessageGroupId=group,
+            MessageDeduplicationId=f"ro-{n}",
+        )
+
+    for queue in ("ExtractionQueueUrl", "ConsolidationQueueUrl"):
+        url = deployed.outputs[queue]
+        messages = sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["MessageGroupId"]
+        )["Messages"]
+        assert [m["Body"] for m in messages] == published, queue
+        assert {m["Attributes"]["MessageGroupId"] for m in messages} == {group}
+        for message in messages:
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])

@@ -1,0 +1,79 @@
+"""Reading the actor out of a namespace through a memory's templates (``cairn.memories``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cairn.memories import MemoryConfig, StrategyConfig, StrategyKind, actor_of, memory_arn
+from cairn.models import ACTOR_ID_PATTERN
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def memory(*templates: str) -> MemoryConfig:
+    strategies = tuple(
+        StrategyConfig(
+            strategy_id=f"s{i}-AbCdEf{i:04d}",
+            name=f"s{i}",
+            kind=StrategyKind.SEMANTIC,
+            namespace_template=template,
+            created_at=T0,
+            updated_at=T0,
+        )
+        for i, template in enumerate(templates)
+    )
+    return MemoryConfig(
+        memory_id="m-abcdefghij",
+        arn=memory_arn("us-east-1", "000000000000", "m-abcdefghij"),
+        name="m",
+        event_expiry_days=7,
+        created_at=T0,
+        updated_at=T0,
+        strategies=strategies,
+    )
+
+
+@pytest.mark.parametrize(
+    ("template", "namespace", "actor"),
+    [
+        ("/facts/{actorId}/", "/facts/a1/", "a1"),
+        ("/facts/{actorId}/", "/facts/user/a1/", "user/a1"),
+        ("/facts/{actorId}", "/facts/tg:42/", "tg:42"),
+        ("/summaries/{actorId}/{sessionId}/", "/summaries/user/a1/s-9/", "user/a1"),
+        (
+            "/strategies/{memoryStrategyId}/actors/{actorId}/",
+            "/strategies/s0-AbCdEf0000/actors/a1/",
+            "a1",
+        ),
+        ("/strategies/{memoryStrategyId}/actors/{actorId}/", "/strategies/other/actors/a1/", None),
+        ("/teams/{team}/{actorId}/", "/teams/blue/a1/", "a1"),
+        ("/facts/{actorId}/", "/facts/", None),
+        ("/facts/", "/facts/a1/", None),
+        ("/x/{actorId}/{actorId}/", "/x/a1/a2/", None),
+        ("/x/{actorId}/{actorId}/", "/x/a1/a1/", "a1"),
+    ],
+)
+def test_the_template_names_the_actor(template: str, namespace: str, actor: str | None) -> None:
+    assert actor_of(memory(template), namespace) == actor
+
+
+def test_a_named_strategy_reads_only_its_own_template() -> None:
+    both = memory("/a/{actorId}/", "/b/{actorId}/")
+
+    assert actor_of(both, "/b/u1/") == "u1"
+    assert actor_of(both, "/b/u1/", "s0-AbCdEf0000") is None
+    assert actor_of(both, "/b/u1/", "unknown-strategy") == "u1"
+
+
+ACTORS = st.from_regex(ACTOR_ID_PATTERN, fullmatch=True).filter(lambda a: len(a) <= 255)
+
+
+@given(actor=ACTORS)
+def test_a_filled_template_gives_back_its_actor(actor: str) -> None:
+    config = memory("/users/{actorId}/facts/", "/summaries/{actorId}/{sessionId}/")
+
+    assert actor_of(config, f"/users/{actor}/facts/") == actor

@@ -1,0 +1,236 @@
+"""MemorySession: turns are batched, flushed on the batch, the byte bound, close and exit, and
+nothing a session accepted is lost or written twice; a memoryless session has the same API."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from cairn.changes import NewRecord
+from cairn.clock import FixedClock
+from cairn.errors import InvalidInputError, StoreUnavailableError
+from cairn.models import Conversational, Event, EventInput, Role, Scope, Source
+from cairn.ports import Stores
+from cairn.recall import RecallPolicy, RecallQuery
+from cairn.runtime import MemorySession, RecalledItem, SessionOptions
+from cairn.runtime.local import LocalSessionStore
+from cairn.runtime.port import Recalled, Written
+from cairn.store.sqlite import SQLiteBackend
+from cairn.testing import HashingEmbedder, InMemoryBackend
+
+SCOPE = Scope(memory_id="mem-1", actor_id="tg:42")
+
+
+def _events(stores: Stores, session_id: str = "s1") -> list[Event]:
+    return list(stores.events.list_events(SCOPE, session_id).items)
+
+
+def _texts(events: Sequence[Event]) -> list[str]:
+    return [p.text for e in events for p in e.payload if isinstance(p, Conversational)]
+
+
+def _session(stores: Stores, clock: FixedClock, **options: object) -> MemorySession:
+    return MemorySession.local(
+        stores,
+        memory_id=SCOPE.memory_id,
+        actor_id=SCOPE.actor_id,
+        session_id="s1",
+        embedder=HashingEmbedder(),
+        clock=clock,
+        options=SessionOptions.model_validate(options),
+    )
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock()
+
+
+@pytest.fixture
+def stores(clock: FixedClock) -> Stores:
+    return InMemoryBackend(clock).stores()
+
+
+def test_turns_wait_for_a_full_batch_then_are_written_together_in_order(
+    stores: Stores, clock: FixedClock
+) -> None:
+    session = _session(stores, clock, batch_size=3)
+    session.add_turn(Role.USER, "first")
+    session.add_turn(Role.ASSISTANT, "second")
+    assert _events(stores) == []
+    assert session.pending_turns == 2
+
+    session.add_turn("user", "third")
+    assert _texts(_events(stores)) == ["first", "second", "third"]
+    assert session.pending_turns == 0
+
+
+def test_a_turn_past_the_byte_bound_is_written_at_once(stores: Stores, clock: FixedClock) -> None:
+    session = _session(stores, clock, batch_size=50, max_buffer_bytes=100)
+    session.add_turn(Role.USER, "short")
+    assert _events(stores) == []
+    session.add_turn(Role.USER, "é" * 60)  # 120 bytes of UTF-8, though only 60 characters
+    assert _texts(_events(stores)) == ["short", "é" * 60]
+
+
+def test_close_writes_a_partial_batch_and_refuses_further_turns(
+    stores: Stores, clock: FixedClock
+) -> None:
+    with _session(stores, clock, batch_size=10) as session:
+        session.add_turn(Role.USER, "hello")
+        session.add_turn(Role.ASSISTANT, "hi")
+    assert _texts(_events(stores)) == ["hello", "hi"]
+    with pytest.raises(InvalidInputError, match="closed"):
+        session.add_turn(Role.USER, "too late")
+    session.close()  # closing twice is harmless
+    assert len(_events(stores)) == 2
+
+
+def test_turns_accepted_in_the_same_instant_keep_their_order(
+    stores: Stores, clock: FixedClock
+) -> None:
+    session = _session(stores, clock, batch_size=100)
+    said = [f"turn {n}" for n in range(12)]
+    for text in said:
+        session.add_turn(Role.USER, text)  # the clock never moves
+    session.close()
+    events = _events(stores)
+    assert _texts(events) == said
+    stamps = [e.event_timestamp for e in events]
+    assert stamps == sorted(set(stamps))
+
+
+class _FlakyStore(LocalSessionStore):
+    """Refuses the append numbered ``fail_on`` once, as a throttled store would."""
+
+    def __init__(self, stores: Stores, clock: FixedClock, fail_on: int) -> None:
+        super().__init__(stores, embedder=None, clock=clock)
+        self.calls = 0
+        self._fail_on = fail_on
+
+    def append(self, scope: Scope, turn: EventInput, *, token: str) -> None:
+        self.calls += 1
+        if self.calls == self._fail_on:
+            raise StoreUnavailableError("throttled")
+        super().append(scope, turn, token=token)
+
+
+def test_a_failed_write_keeps_the_rest_buffered_and_nothing_is_written_twice(
+    stores: Stores, clock: FixedClock
+) -> None:
+    store = _FlakyStore(stores, clock, fail_on=2)
+    session = MemorySession(
+        store, scope=SCOPE, session_id="s1", clock=clock, options=SessionOptions(batch_size=3)
+    )
+    session.add_turn(Role.USER, "one")
+    session.add_turn(Role.USER, "two")
+    with pytest.raises(StoreUnavailableError):
+        session.add_turn(Role.USER, "three")
+    assert _texts(_events(stores)) == ["one"]
+    assert session.pending_turns == 2  # "two" and "three": accepted, still held
+
+    assert session.flush() == 2
+    assert _texts(_events(stores)) == ["one", "two", "three"]
+
+
+def test_turns_still_buffered_at_a_normal_exit_are_written(tmp_path: Path) -> None:
+    path = tmp_path / "cairn.db"
+    script = textwrap.dedent(
+        f"""
+        from cairn.runtime import MemorySession, SessionOptions
+        from cairn.store.sqlite import SQLiteBackend
+        stores = SQLiteBackend({str(path)!r}).stores()
+        session = MemorySession.local(
+            stores, memory_id="mem-1", actor_id="tg:42", session_id="s1",
+            options=SessionOptions(batch_size=50),
+        )
+        session.add_turn("USER", "remember me")
+        session.add_turn("ASSISTANT", "I will")
+        assert session.pending_turns == 2
+        # no close(), no flush(): the interpreter simply exits
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)  # noqa: S603 - our interpreter, our script
+
+    reopened = SQLiteBackend(path).stores()
+    try:
+        assert _texts(_events(reopened)) == ["remember me", "I will"]
+    finally:
+        reopened.close()
+
+
+def test_blank_turns_are_skipped_and_bad_turns_refused_before_anything_is_kept(
+    stores: Stores, clock: FixedClock
+) -> None:
+    session = _session(stores, clock, batch_size=1)
+    session.add_turn(Role.ASSISTANT, "   ")
+    with pytest.raises(InvalidInputError, match="100000 characters"):
+        session.add_turn(Role.USER, "x" * 100_001)
+    with pytest.raises(InvalidInputError, match="role must be one of"):
+        session.add_turn("narrator", "once upon a time")
+    assert session.pending_turns == 0
+    assert _events(stores) == []
+
+
+def test_a_malformed_session_id_is_refused_with_what_to_do(stores: Stores) -> None:
+    with pytest.raises(InvalidInputError, match="session id"):
+        MemorySession.local(stores, memory_id="m", actor_id="a", session_id="no spaces please")
+
+
+def test_a_memoryless_session_has_the_same_api_and_keeps_nothing() -> None:
+    with MemorySession.memoryless() as session:
+        run = session.start_run("what do you know about me?")
+        assert not session.has_memory
+        assert run.block == ""
+        assert run.system_prompt("You are helpful.") == "You are helpful."
+        assert run.tools.definitions == ()
+        assert run.tools.converse_tool_config() is None
+        assert run.tools.openai_tools() == []
+        assert run.turn_context("anything") is None
+        assert not run.tools.call("learn", {"lesson": "x"}).ok
+        run.add_turn(Role.USER, "hello")
+        assert session.pending_turns == 0
+
+
+class _DownStore(LocalSessionStore):
+    """A store whose recall is unavailable (appends still work)."""
+
+    def recall(
+        self, scope: Scope, query: RecallQuery, policy: RecallPolicy, *, journal: bool
+    ) -> Recalled:
+        raise StoreUnavailableError("unreachable")
+
+    def journal_injection(
+        self, scope: Scope, query: RecallQuery, shown: Sequence[RecalledItem], policy: RecallPolicy
+    ) -> str | None:
+        raise AssertionError("nothing is injected when recall fails")
+
+    def learn(self, scope: Scope, record: NewRecord) -> Written:
+        raise StoreUnavailableError("unreachable")
+
+    def revise(self, scope: Scope, record_id: str, content: str, source: Source) -> Written:
+        raise StoreUnavailableError("unreachable")
+
+
+def test_a_run_goes_on_without_recall_when_the_store_is_down(
+    stores: Stores, clock: FixedClock
+) -> None:
+    session = MemorySession(
+        _DownStore(stores, embedder=None, clock=clock),
+        scope=SCOPE,
+        session_id="s1",
+        clock=clock,
+        options=SessionOptions(per_turn_recall=True),
+    )
+    run = session.start_run("deploying to staging")
+    assert run.block.startswith("## Recalled memories")
+    assert run.journal_id is None
+    assert run.turn_context("deploying to staging") is None
+    outcome = run.tools.call("learn", {"lesson": "Always run the migrations first."})
+    assert not outcome.ok
+    assert "unavailable" in outcome.content["error"]
