@@ -1,17 +1,21 @@
 """cairn's own recall engine on LoCoMo: each conversation's turns become one actor's records.
 
-Every turn is a user-sourced record whose content is its indexed text, last seen at its
-session's date, with its MiniLM vector precomputed in batch and stored with it; the clock stands
-one day after the conversation's last session, when the questions are asked.
+Every turn is a user-sourced record whose content is its indexed text, with its MiniLM vector
+precomputed in batch and stored with it. It carries what a memory built from a chat's events
+would know: its source names the session and the event (the dia_id), its entities name the
+speaker, and it was first seen when it was said. LoCoMo dates each session, not each turn, so
+turn ``n`` of a session is stamped ``TURN_GAP`` x (n - 1) after the session's start (the dates
+shown stay the session's). The clock stands one day after the conversation's last session, when
+the questions are asked.
 
 Each question is answered once by ``cairn.recall.recall`` end to end, as shipped (default
 policy, ``top_k`` and block budget, journal included). To measure ranking deeper than the
 shipped ``top_k`` and to sweep the policy, each question's candidate pool (step 1) is gathered
-once and only the pure steps the swept knobs touch are re-run (floor and fusion, ranking,
-dedup; not the budget), which keeps a sweep of dozens of policies to seconds. Two checks keep
-that shortcut honest: what ``recall`` showed must be a prefix of the shortcut's ranking, and on
-the first conversation ``recall`` with a budget wide enough for 20 entries must rank exactly as
-the shortcut does.
+once and only the pure steps the swept knobs touch are re-run
+(``cairn.recall.ordering.order``, then dedup; not the budget), which keeps a sweep of dozens of
+policies to seconds. Two checks keep that shortcut honest: what ``recall`` showed must be a
+prefix of the shortcut's ranking, and on the first conversation ``recall`` with a budget wide
+enough for 20 entries must rank exactly as the shortcut does.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from benchmarks.locomo import Turn
 from benchmarks.retrieval import Prepared
 from cairn.changes import MAX_CHANGES_PER_APPLY, Create, NewRecord, Vector
 from cairn.clock import FixedClock
@@ -27,11 +32,26 @@ from cairn.ports import Embedder, Stores
 from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
 from cairn.recall.candidates import CandidatePool, gather
 from cairn.recall.dedup import deduplicate
-from cairn.recall.ranking import rank
-from cairn.recall.relevance import screen
+from cairn.recall.ordering import order
 from cairn.testing import InMemoryBackend
 
 MEMORY_ID = "locomo-dev"
+# Time between two turns of a session: LoCoMo stamps sessions, not turns.
+TURN_GAP = timedelta(seconds=20)
+
+
+def turn_record(turn: Turn, namespace: str, vector: Vector) -> NewRecord:
+    """One turn as a record: user-said, from its session and event, naming its speaker."""
+    session, position = turn.dia_id[1:].split(":")
+    source = Source(kind=SourceKind.USER, session_id=f"session-{session}", event_id=turn.dia_id)
+    return NewRecord(
+        namespace=namespace,
+        content=turn.indexed_text,
+        sources=(source,),
+        entities=(turn.speaker,),
+        seen_at=turn.session_at + TURN_GAP * (int(position) - 1),
+        vector=vector,
+    )
 
 
 @dataclass(frozen=True)
@@ -54,12 +74,8 @@ def build_index(prepared: Prepared, embedder: Embedder) -> Index:
     namespace = f"/facts/{scope.actor_id}/"
     changes = [
         Create(
-            record=NewRecord(
-                namespace=namespace,
-                content=turn.indexed_text,
-                sources=(Source(kind=SourceKind.USER),),
-                seen_at=turn.session_at,
-                vector=Vector(embedder=embedder.identity, values=tuple(row.tolist())),
+            record=turn_record(
+                turn, namespace, Vector(embedder=embedder.identity, values=tuple(row.tolist()))
             )
         )
         for turn, row in zip(turns, prepared.turn_vectors, strict=True)
@@ -118,12 +134,14 @@ class Selection:
     record_ids: list[str]
     keyword_only: bool
     deduplicated: int
+    contextual: int
 
 
-def select(pool: CandidatePool, policy: RecallPolicy, now: datetime, depth: int) -> Selection:
-    """Steps 2-4 of ``recall`` (floor and fusion, ranking, dedup) over a gathered pool."""
-    screened = screen(pool, policy)
-    ranked = rank(screened.relevant, policy, now)
-    unique = deduplicate(ranked, policy, limit=depth)
+def select(
+    pool: CandidatePool, question: str, policy: RecallPolicy, now: datetime, depth: int
+) -> Selection:
+    """Steps 2-4 of ``recall`` (``order``, then dedup) over a gathered pool."""
+    ordered = order(pool, question, policy, now)
+    unique = deduplicate(ordered.ranked, policy, limit=depth)
     ids = [item.candidate.version.record_id for item in unique.kept]
-    return Selection(ids, screened.keyword_only, unique.dropped)
+    return Selection(ids, ordered.keyword_only, unique.dropped, ordered.contextual)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks import report
+from benchmarks.adversarial import measure_adversarial, render_adversarial
 from benchmarks.locomo import (
     DATA_ENV,
     CleaningReport,
@@ -22,10 +23,12 @@ from benchmarks.locomo import (
     default_data_path,
     load_conversations,
 )
+from benchmarks.policies import ablation_policies, fusion_knob_policies, sweep_policies
 from benchmarks.retrieval import Prepared, Retriever, rank_bm25, rank_cosine, rank_fusion
 from benchmarks.scoring import Outcome, by_category, judge
 from benchmarks.sections import Run, engine_runs, render_engine, render_runs
-from benchmarks.sweep import measure, sweep_policies
+from benchmarks.sections_ideas import render_ablation, render_budgets, render_fusions
+from benchmarks.sweep import measure
 from benchmarks.vectors import CACHE_DIR, embed_all
 from cairn.embed.onnx import OnnxEmbedder
 
@@ -133,11 +136,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     prepared, foreign, facts = prepare(data, quick=args.quick, use_cache=not args.no_cache)
     runs = [evaluate(name, retriever, prepared) for name, retriever in BASELINES.items()]
-    policies = sweep_policies()
+    swept = sweep_policies()
     if args.no_sweep:
-        policies = {"defaults": policies["defaults"]}
+        swept = {"defaults": swept["defaults"]}
+    policies = {**ablation_policies(), **fusion_knob_policies(), **swept}
     engine = measure(prepared, OnnxEmbedder(), policies, foreign)
     runs += engine_runs(engine)
+    adversarial = measure_adversarial(
+        data, OnnxEmbedder(), BASELINES, limit=len(prepared), use_cache=not args.no_cache
+    )
     given = list(sys.argv[1:] if argv is None else argv)
     command = " ".join(["python -m benchmarks.quality", *given])
     header = [
@@ -150,7 +157,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"- total wall time: {time.perf_counter() - started:.0f} s",
         "",
     ]
-    markdown = "\n".join(header) + "\n" + render_runs(runs) + "\n" + render_engine(engine)
+    sections = [
+        render_runs(runs),
+        render_ablation(engine),
+        render_fusions(engine),
+        render_budgets(engine),
+        render_adversarial(adversarial),
+        render_engine(engine, list(swept)),
+    ]
+    markdown = "\n".join(header) + "\n" + "\n".join(sections)
     print(markdown)
     if not (args.quick or args.no_write):
         report.write_section(markdown)

@@ -53,11 +53,11 @@ def summarise(outcomes: Sequence[Outcome], ks: Sequence[int] = KS) -> Summary:
     return Summary(n, recall, hit)
 
 
-def by_category(outcomes: Sequence[Outcome]) -> dict[str, Summary]:
+def by_category(outcomes: Sequence[Outcome], ks: Sequence[int] = KS) -> dict[str, Summary]:
     """``overall`` first, then one summary per category name present."""
-    groups = {"overall": summarise(outcomes)}
+    groups = {"overall": summarise(outcomes, ks)}
     for category, name in CATEGORY_NAMES.items():
         members = [o for o in outcomes if o.category == category]
         if members:
-            groups[name] = summarise(members)
+            groups[name] = summarise(members, ks)
     return groups

@@ -16,9 +16,11 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from cairn.store.dynamodb_schema import DUE_INDEX, LIVE_INDEX
+from cairn.store.dynamodb_schema import DUE_INDEX, EVENT_ID_INDEX, LIVE_INDEX
 from cairn.store.staging_keys import KEY_PREFIX
 from infra.components.alarm_notifications import AlarmNotifications
+from infra.components.api import AgentCoreApi
+from infra.components.consolidation import ConsolidationFunction
 from infra.components.encryption import EncryptionKey
 from infra.components.extraction import (
     ExtractionFunctions,
@@ -69,6 +71,12 @@ class CairnStack(Stack):
             self, "Extraction", lambdas=self.lambdas, queue=self.fanout.extraction.queue
         )
         self._grant_extraction()
+        self.consolidation = ConsolidationFunction(
+            self, "Consolidation", lambdas=self.lambdas, queue=self.fanout.consolidation.queue
+        )
+        self._grant_consolidation()
+        self.api = AgentCoreApi(self, "Api", lambdas=self.lambdas)
+        self._grant_api()
         self.telegram = self._telegram() if settings.telegram else None
         Tags.of(self).add("app", "cairn")
         self._outputs()
@@ -85,9 +93,7 @@ class CairnStack(Stack):
         extraction, sweep = self.extraction.extraction, self.extraction.sweep
         items, events = self.tables.items, self.tables.events
         objects = self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")
-        models = [self.settings.extraction_model_id]
-        if self.settings.embedder == "bedrock":
-            models.append(self.settings.embedding_model_id)
+        models = [self.settings.extraction_model_id, *self.embedding_models()]
         for statement in (
             _allow(
                 *_RECORD_WRITES,
@@ -119,6 +125,69 @@ class CairnStack(Stack):
         for function in (extraction, sweep):
             _acknowledge_rollout_objects(function, self.rollouts.bucket)
 
+    def _grant_consolidation(self) -> None:
+        """Least privilege for consolidation, action by action (docs/consolidation.md).
+
+        A pass reads the scope's pending evidence and live records (items table, ``live``
+        index), commits its changes and consumes the evidence in one transaction (Put, Delete,
+        ConditionCheck), places new records in the record directory, reads the memory's
+        configuration, reads then deletes the consumed payloads, and calls the extraction
+        model. It neither stages nor publishes anything, and touches no events.
+        """
+        function, items = self.consolidation.function, self.tables.items
+        objects = self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")
+        models = [self.settings.extraction_model_id]
+        for statement in (
+            _allow(
+                *_RECORD_WRITES,
+                resources=[items.table_arn, f"{items.table_arn}/index/{LIVE_INDEX.name}"],
+            ),
+            _allow("s3:GetObject", "s3:DeleteObject", resources=[objects]),
+            # Without ListBucket S3 reports a missing payload as AccessDenied (cairn.store.s3).
+            _allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
+            _allow("kms:Decrypt", resources=[self.key.key_arn]),
+            bedrock_invoke_statement(models),
+        ):
+            function.add_to_role_policy(statement)
+        acknowledge_profile_regions(function, models)
+        _acknowledge_rollout_objects(function, self.rollouts.bucket)
+
+    def _grant_api(self) -> None:
+        """Least privilege for the API function (docs/agentcore-compatibility.md).
+
+        It reads and writes records, the journal, memory configurations, client-token claims
+        and the record directory (items table, ``live`` index), appends, reads and deletes
+        events (events table, ``by_event_id`` index), counts appended events and stages and
+        announces what they release (items table, payloads, topic), erases a deleted memory
+        (BatchWriteItem deletes, payload listing and deletes), and embeds recall queries and
+        written records (the embedding model, when embeddings come from Bedrock).
+        """
+        function, items, events = self.api.function, self.tables.items, self.tables.events
+        writes = (*_RECORD_WRITES, "dynamodb:BatchWriteItem")
+        for statement in (
+            _allow(
+                *writes, resources=[items.table_arn, f"{items.table_arn}/index/{LIVE_INDEX.name}"]
+            ),
+            _allow(
+                *writes,
+                resources=[events.table_arn, f"{events.table_arn}/index/{EVENT_ID_INDEX.name}"],
+            ),
+            _allow(
+                "s3:PutObject",
+                "s3:GetObject",
+                "s3:DeleteObject",
+                resources=[self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")],
+            ),
+            # An erase lists the scope's payloads; without it a missing one reads AccessDenied.
+            _allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
+            _allow("kms:GenerateDataKey", "kms:Decrypt", resources=[self.key.key_arn]),
+            _allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
+        ):
+            function.add_to_role_policy(statement)
+        if self.embedding_models():
+            function.add_to_role_policy(bedrock_invoke_statement(self.embedding_models()))
+        _acknowledge_rollout_objects(function, self.rollouts.bucket)
+
     def _telegram(self) -> TelegramBot:
         """The Telegram backend (``-c telegram=true``), granted action by action.
 
@@ -136,9 +205,7 @@ class CairnStack(Stack):
             timezone=self.settings.telegram_timezone,
         )
         items, events = self.tables.items, self.tables.events
-        models = [self.settings.telegram_model_id]
-        if self.settings.embedder == "bedrock":
-            models.append(self.settings.embedding_model_id)
+        models = [self.settings.telegram_model_id, *self.embedding_models()]
         for statement in (
             _allow("secretsmanager:GetSecretValue", resources=[bot.secret.secret_arn]),
             _allow("s3:GetObject", resources=[bot.persona.arn_for_objects("*")]),
@@ -175,6 +242,12 @@ class CairnStack(Stack):
         CfnOutput(self, "TelegramPersonaBucketName", value=bot.persona.bucket_name)
         return bot
 
+    def embedding_models(self) -> list[str]:
+        """What a function that embeds (extraction, the API, the Telegram webhook) must be
+        allowed to invoke: the Titan v2 model for the ``bedrock`` embedder, nothing for ``onnx``
+        (the model runs inside the function)."""
+        return [self.settings.embedding_model_id] if self.settings.embedder == "bedrock" else []
+
     def function_environment(self) -> dict[str, str]:
         """What every function is told about this deployment (read by its composition root)."""
         return {
@@ -203,6 +276,8 @@ class CairnStack(Stack):
             "Embedder": self.settings.embedder,
             "EmbeddingModelId": self.settings.embedding_model_id,
             "ExtractionModelId": self.settings.extraction_model_id,
+            # Where AWS_ENDPOINT_URL_BEDROCK_AGENTCORE(_CONTROL) point; sign for execute-api.
+            "ApiEndpoint": self.api.url,
         }
         for name, value in values.items():
             CfnOutput(self, name, value=value)

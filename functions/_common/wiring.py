@@ -16,8 +16,10 @@ from functools import cache
 from typing import Any
 
 from cairn.clock import SystemClock
+from cairn.consolidate.commit import Consolidator
+from cairn.consolidate.evidence import EvidenceStager
 from cairn.errors import ConfigurationError
-from cairn.extract.delivery import Consumer, ResolveMemory
+from cairn.extract.delivery import Consumer, ResolveMemory, stored_or
 from cairn.extract.extractor import ExtractionOutcome, extract_rollout
 from cairn.extract.rollout import RolloutPayload
 from cairn.extract.staging import RolloutPipeline
@@ -29,6 +31,8 @@ from cairn.ports import Clock, Embedder, ModelProvider, Stores
 _AWS_CONFIG = {"retries": {"mode": "standard", "max_attempts": 3}, "connect_timeout": 2}
 _READ_TIMEOUT_SECONDS = 5
 _MODEL_TIMEOUT_SECONDS = 45.0  # under the extraction function's 60 s timeout
+# One Titan embedding answers in tens of milliseconds; recall may embed a few dozen texts.
+_EMBED_TIMEOUT_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class Deployment:
     rollout_topic_arn: str
     embedder: str
     extraction_model_id: str
+    # Optional: older stacks did not set it, and the embedder's own default is the stack's.
+    embedding_model_id: str = ""
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str]) -> Deployment:
@@ -60,7 +66,10 @@ class Deployment:
                 f"the function's environment lacks {', '.join(missing)}; deploy it with the "
                 "cairn stack, which sets every CAIRN_* variable"
             )
-        return cls(**{field: environ[variable] for field, variable in names.items()})
+        return cls(
+            **{field: environ[variable] for field, variable in names.items()},
+            embedding_model_id=environ.get("CAIRN_EMBEDDING_MODEL_ID", ""),
+        )
 
 
 @dataclass
@@ -92,7 +101,17 @@ def configure(
 
 def reset() -> None:
     """Forget every cached adapter (tests; a new deployment)."""
-    for builder in (deployment, client, stores, staging, pipeline, embedder, model, consumer):
+    for builder in (
+        deployment,
+        client,
+        stores,
+        staging,
+        pipeline,
+        embedder,
+        model,
+        consumer,
+        consolidator,
+    ):
         builder.cache_clear()
 
 
@@ -162,8 +181,17 @@ def embedder() -> Embedder:
         from cairn.embed.onnx import OnnxEmbedder
 
         return OnnxEmbedder()
+    if kind == "bedrock":
+        from cairn.embed.bedrock import MODEL_ID, BedrockEmbedder
+        from cairn.llm.bedrock import bedrock_runtime_client
+
+        runtime = bedrock_runtime_client(
+            timeout_seconds=_EMBED_TIMEOUT_SECONDS, session=_injected.session
+        )
+        model_id = deployment().embedding_model_id or MODEL_ID
+        return BedrockEmbedder(runtime, model_id=model_id, timeout_seconds=_EMBED_TIMEOUT_SECONDS)
     raise ConfigurationError(
-        f"embedder {kind!r} is not available in this build of cairn; deploy with -c embedder=onnx"
+        f"embedder {kind!r} is not one cairn knows; deploy with -c embedder=bedrock or onnx"
     )
 
 
@@ -180,10 +208,9 @@ def model() -> ModelProvider:
 
 
 def _memories(built: Stores) -> ResolveMemory:
-    """Stored configurations; a backend that keeps none extracts with the built-in strategies."""
-    if built.memories is None:
-        return embedded_memory
-    return built.memories.get
+    """Stored configurations; a memory nobody configured (a library caller's own memory id)
+    extracts with the built-in strategies, as embedded."""
+    return stored_or(built.memories, embedded_memory)
 
 
 @cache
@@ -205,8 +232,30 @@ def consumer() -> Consumer:
     )
 
 
-def build_api() -> Any:
-    """The AgentCore-compatible API over the deployment's stores (the api function)."""
-    from cairn.api import Api, ApiContext
+@cache
+def consolidator() -> Consolidator:
+    """Consolidation passes: the stores, the staged evidence and the model (background usage,
+    apart from any agent's)."""
+    built = stores()
+    return Consolidator(
+        stores=built, staging=staging(), model=model(), clock=clock(), memories=_memories(built)
+    )
 
-    return Api(ApiContext.build(stores(), embedder=embedder(), clock=clock()))
+
+def evidence_stager() -> EvidenceStager:
+    """Staging a completed run's evidence: payload, rollout index, notice on the topic."""
+    found = pipeline()
+    return EvidenceStager(found.rollouts, found.staging, found.notifier, found.clock)
+
+
+def build_api() -> Any:
+    """The AgentCore-compatible API over the deployment's stores (the api function); events it
+    receives are counted and released through ``pipeline`` (docs/extraction.md), and its
+    memory ARNs name the function's region."""
+    from cairn.api import Api, ApiContext, ApiSettings
+
+    settings = ApiSettings(region=os.environ.get("AWS_REGION") or ApiSettings().region)
+    context = ApiContext.build(
+        stores(), embedder=embedder(), clock=clock(), settings=settings, extraction=pipeline()
+    )
+    return Api(context)

@@ -3,8 +3,10 @@
 A producer publishes one message per staged rollout with the scope as message group, so every
 subscriber sees a scope's rollouts in order while different scopes proceed in parallel (both
 topic and queues use per-message-group throughput). Each queue has a FIFO dead-letter queue
-and an alarm that fires as soon as anything lands in it. Bring-your-own extractors subscribe
-another queue to the same topic.
+and an alarm that fires as soon as anything lands in it. Each subscription filters on the
+``kind`` message attribute: ``extraction`` rollouts go to the extraction queue, a completed
+run's ``evidence`` to the consolidation queue. Bring-your-own extractors subscribe another
+queue to the same topic, filtered on ``kind = extraction``.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class RolloutFanout(Construct):
             enforce_ssl=True,
         )
         # Visibility is six times the consuming function's timeout (AWS guidance for SQS event
-        # sources): extraction functions get at most 60 s, consolidation 100 s (a 60 s pass
+        # sources): extraction functions get at most 60 s, consolidation 130 s (a 60 s pass
         # plus one retry after 5 s, design §6).
         self.extraction = WorkQueue(
             self,
@@ -102,12 +104,19 @@ class RolloutFanout(Construct):
             self,
             "Consolidation",
             key=key,
-            visibility_timeout=Duration.minutes(10),
+            visibility_timeout=Duration.minutes(13),
             alarm_action=alarm_action,
         )
-        for worker in (self.extraction, self.consolidation):
+        # Each queue takes only its kind of rollout (the ``kind`` message attribute that
+        # cairn.store.sns sets): a run's evidence never reaches extraction, nor an extraction
+        # rollout consolidation.
+        for worker, kind in ((self.extraction, "extraction"), (self.consolidation, "evidence")):
             self.topic.add_subscription(
-                subscriptions.SqsSubscription(worker.queue, raw_message_delivery=True)
+                subscriptions.SqsSubscription(
+                    worker.queue,
+                    raw_message_delivery=True,
+                    filter_policy={"kind": sns.SubscriptionFilter.string_filter(allowlist=[kind])},
+                )
             )
 
 

@@ -28,6 +28,9 @@ from cairn.models import (
 
 MAX_CHANGES_PER_APPLY = 16
 MAX_SNAPSHOT_RECORDS = 32
+# Rollouts one apply may consume with its changes (a consolidation pass reads at most this
+# many): on DynamoDB each costs two transaction items (docs/dynamodb.md, "apply").
+MAX_CONSUMED_ROLLOUTS = 4
 
 
 class Vector(Frozen):
@@ -102,6 +105,28 @@ class Supersede(Frozen):
     replacement: NewRecord
 
 
+class SupersedeBy(Frozen):
+    """Retire a live record in favour of another live record of the scope (a repeat merged into
+    it, or the older side of a resolved contradiction): the old keeps its row, marked
+    ``superseded`` and linked to ``successor_id``; the successor is not written.
+
+    ``reason`` and ``evidence`` (the rollout ids that decided it) are kept in the old record's
+    final version, as ``supersede_reason`` and ``supersede_evidence`` metadata.
+    """
+
+    kind: Literal["supersede_by"] = "supersede_by"
+    record_id: RecordId
+    successor_id: RecordId
+    reason: Annotated[str, Field(max_length=256)] | None = None
+    evidence: tuple[Label, ...] = Field(default=(), max_length=MAX_CONSUMED_ROLLOUTS)
+
+    @model_validator(mode="after")
+    def _not_its_own_successor(self) -> SupersedeBy:
+        if self.record_id == self.successor_id:
+            raise ValueError("a record cannot be superseded by itself")
+        return self
+
+
 class Retract(Frozen):
     """Forget softly: a new head version with status ``retracted``. Content is kept."""
 
@@ -110,4 +135,6 @@ class Retract(Frozen):
     reason: Annotated[str, Field(max_length=256)] | None = None
 
 
-Change = Annotated[Create | Revise | FoldIn | Supersede | Retract, Field(discriminator="kind")]
+Change = Annotated[
+    Create | Revise | FoldIn | Supersede | SupersedeBy | Retract, Field(discriminator="kind")
+]

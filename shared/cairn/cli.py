@@ -150,7 +150,7 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
 
     summary = (
         "destroy content for good: one record and every record derived from it, or (with "
-        "--all-of-actor --yes) every record, event and journal entry of the actor"
+        "--all-of-actor --yes) every record, event, journal entry and staged rollout of the actor"
     )
     sub = _add_command(commands, "erase", cli_commands.erase, summary, scoped)
     sub.add_argument("record_id", metavar="RECORD_ID", nargs="?")

@@ -21,6 +21,7 @@ from cairn.cli_errors import UsageError
 from cairn.cli_output import record_line, version_json, version_lines, when
 from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
+from cairn.erasure import erase_actor
 from cairn.errors import ConfigurationError
 from cairn.models import RecordVersion, Scope, Source, SourceKind
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
@@ -259,8 +260,8 @@ def erase(args: argparse.Namespace) -> int:
         )
     if args.all_of_actor and not args.yes:
         raise UsageError(
-            f"erasing every record, event and journal entry of actor {args.actor!r} cannot be "
-            "undone; add --yes to confirm"
+            f"erasing every record, event, journal entry and staged rollout of actor "
+            f"{args.actor!r} cannot be undone; add --yes to confirm"
         )
     with opened(args) as ctx:
         if args.record_id is not None:
@@ -270,15 +271,19 @@ def erase(args: argparse.Namespace) -> int:
                 + ", ".join(report.record_ids)
             )
         else:
-            report = ctx.stores.records.erase_scope(ctx.scope)
-            events = ctx.stores.events.erase_scope(ctx.scope)
-            journal = ctx.stores.journal.erase_scope(ctx.scope)
-            if ctx.stores.directory is not None:  # where the AgentCore API filed its records
-                ctx.stores.directory.erase_scope(ctx.scope)
+            from cairn.extract.embedded import staging_dir
+            from cairn.store.staging_fs import FilesystemStagingStore
+
+            # Staged rollouts hold conversation text: they go too (cairn.erasure.erase_actor).
+            staging = FilesystemStagingStore(staging_dir(args.store))
+            erased = erase_actor(ctx.stores, ctx.scope, staging=staging)
+            report, journal = erased.records, erased.journal_entries
             print(
                 f"erased actor {args.actor!r}: {report.versions} version(s) of "
-                f"{len(report.record_ids)} record(s), {events} event(s), "
-                f"{journal} journal entr{'y' if journal == 1 else 'ies'}"
+                f"{len(report.record_ids)} record(s), {erased.events} event(s), "
+                f"{journal} journal entr{'y' if journal == 1 else 'ies'}, "
+                f"{erased.rollouts} rollout index entr{'y' if erased.rollouts == 1 else 'ies'}, "
+                f"{erased.payloads} staged payload(s)"
             )
     print("Tombstones keep ids and content digests so audits still add up; the content is gone.")
     return 0

@@ -3,7 +3,8 @@
 It prints the line that points boto3 / bedrock-agentcore / Strands at it, then serves until
 interrupted. It is not an authentication boundary: any well-formed SigV4 signature is accepted
 (see ``cairn.api.auth``), so it listens on loopback unless told otherwise, and ``--token``
-(or ``CAIRN_TOKEN``) makes it refuse callers without the shared token.
+(or ``CAIRN_TOKEN``) makes it refuse callers without the shared token. Events posted to it are
+extracted in the background (``cairn.api.embedded``), payloads staged beside the store.
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ def _is_loopback(host: str) -> bool:
 
 def serve(args: argparse.Namespace) -> int:
     """Serve until interrupted; prints the export line first (stdout), notes on stderr."""
-    from cairn.api import Api, ApiContext, ApiSettings
+    from cairn.api import ApiSettings
+    from cairn.api.embedded import serve_embedded
     from cairn.api.server import export_line, make_server
     from cairn.cli_commands import open_backend
+    from cairn.llm.heuristic import HeuristicModel
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
     clock = SystemClock()
@@ -71,10 +74,19 @@ def serve(args: argparse.Namespace) -> int:
 
         embedder = OnnxEmbedder()
     stores = open_backend(args.store, clock, create=True)
+    settings = ApiSettings(region=args.region, token=token)
+    # Events posted to a memory with strategies are extracted in the background by the
+    # offline heuristic model, as `cairn demo` does (docs/extraction.md).
+    served = serve_embedded(
+        stores,
+        args.store,
+        embedder=embedder,
+        model=HeuristicModel(),
+        clock=clock,
+        settings=settings,
+    )
     try:
-        settings = ApiSettings(region=args.region, token=token)
-        api = Api(ApiContext.build(stores, embedder=embedder, clock=clock, settings=settings))
-        server = make_server(api, args.host, args.port)
+        server = make_server(served.api, args.host, args.port)
         host, port = server.server_address[:2]
         print(export_line(f"http://{host!s}:{port}"), flush=True)
         print(
@@ -93,5 +105,5 @@ def serve(args: argparse.Namespace) -> int:
         finally:
             server.server_close()
     finally:
-        stores.close()
+        served.close()
     return 0

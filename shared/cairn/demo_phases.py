@@ -131,12 +131,13 @@ def run_phase(args: argparse.Namespace) -> int:
     return 0
 
 
-def _heading(step: str, title: str, *explanation: str) -> None:
+def print_heading(step: str, title: str, *explanation: str) -> None:
+    """Print a demo step's ruled heading and its explanation lines, flushed before a child runs."""
     rule = "=" * 78
     print(f"\n{rule}\n{step}  {title}\n{rule}", *explanation, sep="\n", flush=True)
 
 
-def _child(arguments: Sequence[str]) -> str:
+def run_child(arguments: Sequence[str]) -> str:
     """Run ``python -m cairn ARGUMENTS``, echo its output, and return it; stop if it failed."""
     completed = subprocess.run(  # noqa: S603 - our own interpreter and module, fixed arguments
         [sys.executable, "-m", "cairn", *arguments],
@@ -182,30 +183,30 @@ def _run_steps(store: Path) -> None:
     print(f"cairn demo on the embedded store {store}")
     print(f"memory {scope.memory_id!r}, actor {scope.actor_id!r}; three separate processes")
 
-    _heading(
+    print_heading(
         "1/3",
         "Process A: a conversation; extraction files what the user stated",
         "Each turn is appended as an event and counted. Every 6 turns a trigger stages the",
         "batch as a rollout, and a background worker extracts records from it with the offline",
         "heuristic model (rules, not an LLM), citing the rollout and the turn: no `remember`.",
     )
-    _child(["demo-phase", "file", *where])
+    run_child(["demo-phase", "file", *where])
 
-    _heading(
+    print_heading(
         "2/3",
         "Process B: a NEW process opens the same store and recalls",
         "Process A has exited; everything below comes from the store on disk. Each recall",
         "is journaled: the query and the exact record versions it selected.",
     )
-    journal_ids = JOURNAL_LINE.findall(_child(["demo-phase", "recall", *where]))
+    journal_ids = JOURNAL_LINE.findall(run_child(["demo-phase", "recall", *where]))
 
-    _heading(
+    print_heading(
         "3/3",
         "Process C: `cairn replay` of each journal",
         "Replay never searches: it re-materialises the journaled versions, re-renders the",
         "block and checks it byte for byte against the digest recorded at recall time.",
     )
-    _child(["replay", *journal_ids, *where, *whose])
+    run_child(["replay", *journal_ids, *where, *whose])
 
     print("\nMemory outlived the processes that wrote it. Explore it yourself:")
     tail = f"--store {store} --actor {scope.actor_id}"

@@ -25,6 +25,8 @@ queue retry decisions lives in one place (the API layer), keyed by these classes
     │   │   └── ModelTimeoutError    no answer within the call's time bound (retryable)
     │   ├── ModelRejectedError       the provider refused the request (access, model id, input)
     │   └── InvalidModelOutputError  the answer is not the structure that was asked for
+    ├── BotApiUnavailableError       Telegram throttled, failed or did not answer (retryable)
+    ├── BotApiRejectedError          Telegram refused the request (token, chat id)
     └── StoreUnavailableError        the backend is busy or unreachable (retryable)
         └── StoreTimeoutError
 """
@@ -185,3 +187,13 @@ class InvalidModelOutputError(ModelError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"the model's answer was not usable: {reason}")
         self.reason = reason
+
+
+class BotApiUnavailableError(CairnError):
+    """Telegram is throttling (429) or failing (5xx), or did not answer: try again later."""
+
+    retryable = True
+
+
+class BotApiRejectedError(CairnError):
+    """Telegram refused the request (4xx other than 429): retrying the same one cannot help."""

@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from cairn.models import ACTOR_ID_PATTERN, SESSION_ID_PATTERN, Frozen, UtcDatetime
+from cairn.models import ACTOR_ID_PATTERN, SESSION_ID_PATTERN, Frozen, MemoryId, UtcDatetime
 
 MEMORY_NAME_PATTERN = r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$"
 RESOURCE_ID_PATTERN = r"^[a-zA-Z][a-zA-Z0-9\-_]{0,99}-[a-zA-Z0-9]{10}$"
@@ -140,7 +140,9 @@ class NamespaceKey(Frozen):
 class MemoryConfig(Frozen):
     """A memory resource's configuration; ``revision`` grows by one with every stored change."""
 
-    memory_id: ResourceId
+    # Any cairn memory id: the API mints AgentCore-shaped ones (`<name>-<10 alnum>`, enforced on
+    # the wire), while an embedded memory nobody created is simply `default`.
+    memory_id: MemoryId
     arn: str
     name: MemoryName
     description: Description | None = None

@@ -132,6 +132,9 @@ class EdgeKind(StrEnum):
     PART_OF = "part_of"
     OWNED_BY = "owned_by"
     DISCUSSED_IN = "discussed_in"
+    # Two live records that make incompatible claims the evidence could not decide between;
+    # each carries one to the other, and recall labels both "contested" (cairn.consolidate).
+    CONTRADICTS = "contradicts"
 
 
 class Edge(Frozen):

@@ -35,7 +35,15 @@ from cairn.models import (
     UtcDatetime,
     VersionRef,
 )
-from cairn.rollouts import Appended, EventRef, Rollout, RolloutState, SessionCounters, TriggerPolicy
+from cairn.rollouts import (
+    Appended,
+    EventRef,
+    Rollout,
+    RolloutKind,
+    RolloutState,
+    SessionCounters,
+    TriggerPolicy,
+)
 
 FloatMatrix = npt.NDArray[np.float32]
 
@@ -88,11 +96,15 @@ class RecordStore(Protocol):
         changes: Sequence[Change],
         *,
         snapshot: Mapping[str, int] | None = None,
+        consume_rollouts: Sequence[str] = (),
     ) -> tuple[RecordVersion, ...]:
         """Append the versions ``changes`` imply, all or nothing; return them in order.
 
         Every record in ``snapshot`` must still have exactly that head version, else
-        ``SnapshotConflictError`` is raised and nothing is written.
+        ``SnapshotConflictError`` is raised and nothing is written. The rollouts named by
+        ``consume_rollouts`` (at most ``MAX_CONSUMED_ROLLOUTS``, of this scope's rollout index)
+        move to ``consumed`` in the same transaction (``cairn.consumption.plan_consumption``): a
+        rollout consumed already raises ``ConflictError`` and nothing is written.
         """
         ...
 
@@ -339,8 +351,16 @@ class RolloutStore(Protocol):
         """The rollout, whatever its state; ``RolloutNotFoundError`` outside the scope."""
         ...
 
-    def list_pending(self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
-        """The scope's rollouts not yet consumed (failed ones included), oldest claim first."""
+    def list_pending(
+        self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE, kind: RolloutKind | None = None
+    ) -> tuple[Rollout, ...]:
+        """The scope's rollouts not yet consumed (failed ones included), by rollout id: oldest
+        claim first within a kind (``kind``: only those)."""
+        ...
+
+    def add_staged(self, scope: Scope, rollout: Rollout) -> Rollout:
+        """Store ``rollout`` (an evidence rollout, already ``staged``) and return it; if its id
+        is stored already, change nothing and return the stored one (a restage)."""
         ...
 
     def mark(

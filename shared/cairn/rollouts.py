@@ -14,6 +14,13 @@ pure planners below (as record writes go through ``cairn.versioning``), so they 
 
 Only conversational payloads are messages (``messages_of``); tokens are estimated by
 ``estimate_tokens``, a pure stand-in for a tokenizer.
+
+Two kinds of rollout share the index. ``extraction`` rollouts are released by the counters
+above. ``evidence`` rollouts hold what a completed agent run left (``cairn.consolidate.evidence``):
+staged directly (``RolloutStore.add_staged``), consumed by a consolidation pass inside its
+``RecordStore.apply`` (``cairn.consumption``). An evidence rollout's id begins with ``ev-``
+(``new_evidence_id``), so every backend lists a kind with one key range, and the notifier can
+route a notice by its id alone (``rollout_kind``).
 """
 
 from __future__ import annotations
@@ -52,14 +59,27 @@ REDELIVER_AFTER = timedelta(minutes=15)
 # ... at most this many times in all; then it is marked failed, with the reason, for an operator.
 MAX_ANNOUNCEMENTS = 3
 
-Trigger = Literal["message_count", "token_count", "idle_timeout", "batch_limit"]
+Trigger = Literal["message_count", "token_count", "idle_timeout", "batch_limit", "run_completed"]
 NewId = Callable[[datetime], str]
+RolloutKind = Literal["extraction", "evidence"]
+# Reserved for evidence rollouts: an extraction rollout id never begins with it.
+EVIDENCE_ID_PREFIX = "ev-"
 
 
 def new_rollout_id(at: datetime) -> str:
     """``ro-<claim time, UTC, to the microsecond>-<12 hex>``: sorts by claim time, and is a
     single safe path segment (``cairn.store.staging_keys.ROLLOUT_ID_PATTERN``)."""
     return f"ro-{at.strftime('%Y%m%dT%H%M%S%f')}-{secrets.token_hex(6)}"
+
+
+def new_evidence_id(at: datetime) -> str:
+    """``ev-<completion time, UTC, to the microsecond>-<12 hex>``: an evidence rollout's id."""
+    return f"{EVIDENCE_ID_PREFIX}{at.strftime('%Y%m%dT%H%M%S%f')}-{secrets.token_hex(6)}"
+
+
+def rollout_kind(rollout_id: str) -> RolloutKind:
+    """``evidence`` for an id made by ``new_evidence_id`` (``ev-`` prefix), else ``extraction``."""
+    return "evidence" if rollout_id.startswith(EVIDENCE_ID_PREFIX) else "extraction"
 
 
 def estimate_tokens(text: str) -> int:
@@ -131,15 +151,17 @@ class Rollout(Frozen):
 
     ``history`` names the events released just before this batch (the historical window, at
     most ``history_window`` messages of them are staged). No field holds message content.
+    An ``evidence`` rollout (``kind``) names no events nor strategies: its payload carries the
+    run's bounded transcript itself, and its trigger is ``run_completed``.
     """
 
     rollout_id: Label
     memory_id: MemoryId
     actor_id: ActorId
     session_id: SessionId
-    strategy_ids: tuple[Label, ...] = Field(min_length=1)
+    strategy_ids: tuple[Label, ...] = ()
     trigger: Trigger
-    events: tuple[EventRef, ...] = Field(min_length=1, max_length=MAX_BATCH_EVENTS)
+    events: tuple[EventRef, ...] = Field(default=(), max_length=MAX_BATCH_EVENTS)
     history: tuple[EventRef, ...] = Field(default=(), max_length=50)
     history_window: int = Field(default=0, ge=0, le=50)
     state: RolloutState = RolloutState.CLAIMED
@@ -148,6 +170,25 @@ class Rollout(Frozen):
     staging_key: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
     announcements: int = Field(default=0, ge=0)
     failure: Annotated[str, Field(max_length=1000)] | None = None
+
+    @model_validator(mode="after")
+    def _shaped_for_its_kind(self) -> Self:
+        if self.kind == "evidence":
+            if self.trigger != "run_completed" or self.events or self.strategy_ids:
+                raise ValueError(
+                    "an evidence rollout (id ev-...) is triggered by run_completed and names "
+                    "no events or strategies"
+                )
+        elif not self.events or not self.strategy_ids or self.trigger == "run_completed":
+            raise ValueError(
+                "an extraction rollout names at least one event and one strategy, and a "
+                "count, token, idle or batch trigger"
+            )
+        return self
+
+    @property
+    def kind(self) -> RolloutKind:
+        return rollout_kind(self.rollout_id)
 
     @property
     def scope(self) -> Scope:
@@ -259,10 +300,17 @@ def advance(
 ) -> Rollout | None:
     """``rollout`` moved to ``target`` at ``now``; ``None`` when that changes nothing (it is
     there or past it already). ``ConflictError`` for a step it cannot take yet (announcing or
-    consuming a rollout that was never staged)."""
+    consuming a rollout that was never staged). ``claimed`` is reached again only from
+    ``failed``: a retry (StartMemoryExtractionJob), with the failure and announcements reset."""
     state = rollout.state
     if state is RolloutState.CONSUMED or (state is target and target is not RolloutState.ANNOUNCED):
         return None
+    if target is RolloutState.CLAIMED:
+        if state is not RolloutState.FAILED:
+            return None
+        return rollout.model_copy(
+            update={"state": target, "updated_at": now, "failure": None, "announcements": 0}
+        )
     if state is RolloutState.FAILED and target is not RolloutState.CONSUMED:
         return None
     if target in (RolloutState.ANNOUNCED, RolloutState.CONSUMED) and state is RolloutState.CLAIMED:

@@ -22,6 +22,7 @@ from cairn.changes import (
     Retract,
     Revise,
     Supersede,
+    SupersedeBy,
     Vector,
 )
 from cairn.errors import (
@@ -63,6 +64,9 @@ def touched_ids(changes: Sequence[Change]) -> list[str]:
             case Supersede(record_id=rid, replacement=record):
                 ids.setdefault(rid, None)
                 ids.setdefault(record.record_id, None)
+            case SupersedeBy(record_id=rid, successor_id=successor):
+                ids.setdefault(rid, None)
+                ids.setdefault(successor, None)
             case Revise(record_id=rid) | FoldIn(record_id=rid) | Retract(record_id=rid):
                 ids.setdefault(rid, None)
     return list(ids)
@@ -90,6 +94,38 @@ def _check_shape(changes: Sequence[Change], snapshot: Mapping[str, int]) -> None
                     "per apply"
                 )
             seen.add(rid)
+    _check_successors(changes)
+
+
+def _check_successors(changes: Sequence[Change]) -> None:
+    """A successor must stay live through the batch: no other change of it may retire it."""
+    retired = {
+        change.record_id
+        for change in changes
+        if isinstance(change, Supersede | SupersedeBy | Retract)
+    }
+    for change in changes:
+        if isinstance(change, SupersedeBy) and change.successor_id in retired:
+            raise InvalidChangeError(
+                f"record {change.successor_id!r} is named as a successor and retired by the "
+                "same batch; a record can only be superseded by one that stays live"
+            )
+
+
+def successor_checks(
+    changes: Sequence[Change], heads: Mapping[str, RecordVersion]
+) -> dict[str, int]:
+    """Head versions of the ``SupersedeBy`` successors the batch does not write: a backend that
+    commits without a lock must find them unchanged at commit time (they must stay live)."""
+    written = set(touched_ids([c for c in changes if not isinstance(c, SupersedeBy)]))
+    written |= {c.record_id for c in changes if isinstance(c, SupersedeBy)}
+    return {
+        change.successor_id: heads[change.successor_id].version
+        for change in changes
+        if isinstance(change, SupersedeBy)
+        and change.successor_id not in written
+        and change.successor_id in heads
+    }
 
 
 def check_snapshot(snapshot: Mapping[str, int], heads: Mapping[str, RecordVersion]) -> None:
@@ -120,6 +156,7 @@ def plan_writes(
     _check_shape(changes, snapshot)
     check_snapshot(snapshot, heads)
     writes: list[Write] = []
+    created = _created_ids(changes)
     for change in changes:
         if isinstance(change, Create):
             writes.append(_create(scope, change.record, heads, now))
@@ -145,12 +182,42 @@ def plan_writes(
                     _next(head, now, status=Status.SUPERSEDED, superseded_by=replacement.record_id)
                 )
                 writes.append(new)
+            case SupersedeBy():
+                writes.append(_superseded_by(head, change, heads, created, now))
             case Retract(reason=reason):
                 metadata = dict(head.metadata)
                 if reason:
                     metadata["retract_reason"] = reason
                 writes.append(_next(head, now, status=Status.RETRACTED, metadata=metadata))
     return writes
+
+
+def _created_ids(changes: Sequence[Change]) -> set[str]:
+    created = {c.record.record_id for c in changes if isinstance(c, Create)}
+    return created | {c.replacement.record_id for c in changes if isinstance(c, Supersede)}
+
+
+def _superseded_by(
+    head: RecordVersion,
+    change: SupersedeBy,
+    heads: Mapping[str, RecordVersion],
+    created: set[str],
+    now: datetime,
+) -> Write:
+    if change.successor_id not in created:
+        _live_head(change.successor_id, heads)
+    metadata = dict(head.metadata)
+    if change.reason:
+        metadata["supersede_reason"] = change.reason
+    if change.evidence:
+        metadata["supersede_evidence"] = " ".join(change.evidence)
+    return _next(
+        head,
+        now,
+        status=Status.SUPERSEDED,
+        superseded_by=change.successor_id,
+        metadata=metadata,
+    )
 
 
 def _live_head(record_id: str, heads: Mapping[str, RecordVersion]) -> RecordVersion:

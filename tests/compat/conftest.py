@@ -1,7 +1,8 @@
 """Real AgentCore clients against ``cairn serve`` on loopback: no mocks on the client side.
 
 One server per test session (a thread on a free loopback port, a fresh SQLite store, the local
-ONNX embedder), as ``cairn serve`` runs it. The suite runs with the two endpoint environment
+ONNX embedder, extraction by the offline heuristic model in a worker thread), as ``cairn serve``
+runs it. The suite runs with the two endpoint environment
 variables, fake credentials and region us-east-1 set and nothing else, exactly what a user
 would set; tests isolate themselves by creating their own memory.
 """
@@ -15,10 +16,12 @@ from typing import Any
 
 import pytest
 
-from cairn.api import Api, ApiContext, ApiSettings
+from cairn.api import ApiSettings
+from cairn.api.embedded import EmbeddedApi, serve_embedded
 from cairn.api.server import RunningServer, start
 from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
+from cairn.llm.heuristic import HeuristicModel
 from cairn.store.sqlite import SQLiteBackend
 
 boto3 = pytest.importorskip("boto3")
@@ -34,16 +37,27 @@ _ISOLATED_ENV = (
 
 
 @pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    backend = SQLiteBackend(tmp_path_factory.mktemp("serve") / "cairn.db")
+def served_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedApi]:
+    """The store behind the server, with its extraction worker (``worker.drain()`` waits)."""
+    path = tmp_path_factory.mktemp("serve") / "cairn.db"
     clock = SystemClock()
-    context = ApiContext.build(
-        backend.stores(), embedder=OnnxEmbedder(), clock=clock, settings=ApiSettings()
+    embedded = serve_embedded(
+        SQLiteBackend(path, clock).stores(),
+        path,
+        embedder=OnnxEmbedder(),
+        model=HeuristicModel(),
+        clock=clock,
+        settings=ApiSettings(),
     )
-    running = start(Api(context))
+    yield embedded
+    embedded.close()
+
+
+@pytest.fixture(scope="session")
+def served(served_store: EmbeddedApi) -> Iterator[RunningServer]:
+    running = start(served_store.api)
     yield running
     running.stop()
-    backend.close()
 
 
 def point_clients_at(monkeypatch: pytest.MonkeyPatch, url: str, home: Path) -> None:

@@ -150,27 +150,32 @@ def test_a_staged_payload_round_trips_under_the_stacks_kms_key(
     assert head["SSEKMSKeyId"] == deployed.outputs["KeyArn"]
 
 
-def test_a_published_rollout_reaches_each_worker_queue_in_order(
+def test_a_published_rollout_reaches_its_kinds_worker_queue_in_order(
     aws: Any, deployed: Deployed
 ) -> None:
     sns, sqs = aws.client("sns"), aws.client("sqs")
     group = "scope-" + "0" * 32  # producers use the scope digest, never the actor id
-    published = [json.dumps({"rollout_id": f"ro-{n}"}) for n in range(1, 4)]
-
-    for n, body in enumerate(published, start=1):
+    published = {
+        "ExtractionQueueUrl": [f"ro-{n}" for n in range(1, 4)],
+        "ConsolidationQueueUrl": [f"ev-{n}" for n in range(1, 3)],
+    }
+    interleaved = ["ro-1", "ev-1", "ro-2", "ev-2", "ro-3"]
+    for rollout_id in interleaved:
+        kind = "evidence" if rollout_id.startswith("ev-") else "extraction"
         sns.publish(
             TopicArn=deployed.outputs["RolloutTopicArn"],
-            Message=body,
+            Message=json.dumps({"rollout_id": rollout_id}),
             MessageGroupId=group,
-            MessageDeduplicationId=f"ro-{n}",
+            MessageDeduplicationId=rollout_id,
+            MessageAttributes={"kind": {"DataType": "String", "StringValue": kind}},
         )
 
-    for queue in ("ExtractionQueueUrl", "ConsolidationQueueUrl"):
+    for queue, expected in published.items():
         url = deployed.outputs[queue]
         messages = sqs.receive_message(
             QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["MessageGroupId"]
         )["Messages"]
-        assert [m["Body"] for m in messages] == published, queue
+        assert [json.loads(m["Body"])["rollout_id"] for m in messages] == expected, queue
         assert {m["Attributes"]["MessageGroupId"] for m in messages} == {group}
         for message in messages:
             sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])

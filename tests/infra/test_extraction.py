@@ -64,6 +64,7 @@ def test_extraction_consumes_the_extraction_queue_reporting_partial_failures(
         r["Properties"]
         for r in default["Resources"].values()
         if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and r["Properties"]["FunctionName"] == {"Ref": extraction}
     )
 
     assert mapping["FunctionName"] == {"Ref": extraction}

@@ -144,6 +144,15 @@ def test_the_webhook_may_do_only_what_it_needs(telegram: dict[str, Any]) -> None
     assert {"sns:Publish", "dynamodb:Query", "dynamodb:PutItem", "s3:GetObject"} <= actions
 
 
+def test_the_webhook_may_embed_with_titan_v2_and_no_other_embedding_model(
+    telegram: dict[str, Any],
+) -> None:
+    statements = _statements(telegram, "TelegramWebhookRole")
+    invoke = json.dumps([s["Resource"] for s in statements if "bedrock:InvokeModel" in _actions(s)])
+    assert "::foundation-model/amazon.titan-embed-text-v2:0" in invoke
+    assert invoke.count("titan-embed") == 1
+
+
 def test_no_cdk_nag_finding_is_left_open(telegram: dict[str, Any]) -> None:
     (report,) = (
         r for r in telegram["__nag__"]["pluginReports"] if r["pluginName"] == "AwsSolutions"

@@ -11,7 +11,7 @@ in-process, delete what succeeded and release the reported failures.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cairn.store.dynamodb_schema import TABLES, create_table_request
@@ -32,6 +32,19 @@ class Deployment:
     queue_url: str
     queue_arn: str
     dead_letter_url: str
+    # The consolidation queue (run evidence), subscribed beside the extraction queue.
+    consolidation_url: str = ""
+    consolidation_arn: str = ""
+    consolidation_dead_letter_url: str = ""
+
+    def consolidation(self) -> Deployment:
+        """The same deployment seen from the consolidation queue (for a ``LambdaRuntime``)."""
+        return replace(
+            self,
+            queue_url=self.consolidation_url,
+            queue_arn=self.consolidation_arn,
+            dead_letter_url=self.consolidation_dead_letter_url,
+        )
 
     def environment(self) -> dict[str, str]:
         return {
@@ -76,12 +89,23 @@ def create_deployment(session: Any) -> Deployment:
         Name="cairn-rollouts.fifo",
         Attributes={"FifoTopic": "true", "ContentBasedDeduplication": "false"},
     )["TopicArn"]
-    sns.subscribe(
-        TopicArn=topic_arn,
-        Protocol="sqs",
-        Endpoint=queue_arn,
-        Attributes={"RawMessageDelivery": "true"},
+    dead_consolidation, dead_consolidation_arn = _fifo_queue(sqs, "cairn-consolidation-dlq")
+    consolidation_url, consolidation_arn = _fifo_queue(
+        sqs,
+        "cairn-consolidation",
+        RedrivePolicy=json.dumps(
+            {"deadLetterTargetArn": dead_consolidation_arn, "maxReceiveCount": MAX_RECEIVES}
+        ),
+        VisibilityTimeout="780",
     )
+    # Each queue takes only its kind, as the stack's subscriptions do (infra.components.fanout).
+    for endpoint, kind in ((queue_arn, "extraction"), (consolidation_arn, "evidence")):
+        sns.subscribe(
+            TopicArn=topic_arn,
+            Protocol="sqs",
+            Endpoint=endpoint,
+            Attributes={"RawMessageDelivery": "true", "FilterPolicy": json.dumps({"kind": [kind]})},
+        )
     return Deployment(
         items_table=names["items"],
         events_table=names["events"],
@@ -91,6 +115,9 @@ def create_deployment(session: Any) -> Deployment:
         queue_url=queue_url,
         queue_arn=queue_arn,
         dead_letter_url=dead_url,
+        consolidation_url=consolidation_url,
+        consolidation_arn=consolidation_arn,
+        consolidation_dead_letter_url=dead_consolidation,
     )
 
 

@@ -28,3 +28,42 @@ def test_a_function_deployed_without_its_environment_names_what_is_missing(
 def test_adapters_are_built_once_per_container(deployment: Deployment) -> None:
     assert wiring.pipeline() is wiring.pipeline()
     assert wiring.consumer().rollouts is wiring.pipeline().rollouts
+
+
+def _environment(monkeypatch: pytest.MonkeyPatch, **overrides: str) -> None:
+    for name, value in {**Deployment(*("x",) * 8).environment(), **overrides}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+
+
+def test_a_bedrock_deployment_embeds_with_titan_v2_within_a_bounded_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cairn.embed.bedrock import BedrockEmbedder
+
+    _environment(
+        monkeypatch,
+        CAIRN_EMBEDDER="bedrock",
+        CAIRN_EMBEDDING_MODEL_ID="amazon.titan-embed-text-v2:0",
+    )
+    wiring.configure()
+    try:
+        built = wiring.embedder()
+    finally:
+        wiring.configure()
+
+    assert isinstance(built, BedrockEmbedder)
+    # Built at all means its client's read timeout is within the embedder's bound.
+    assert built.identity.key == "amazon.titan-embed-text-v2:0@1024"
+
+
+def test_an_embedder_the_library_does_not_know_is_named_with_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _environment(monkeypatch, CAIRN_EMBEDDER="openai")
+    wiring.configure()
+    try:
+        with pytest.raises(ConfigurationError, match="-c embedder=bedrock or onnx"):
+            wiring.embedder()
+    finally:
+        wiring.configure()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,20 +145,13 @@ def test_a_malformed_event_is_a_400_not_a_crash(api: Api, event: dict[str, Any])
 
 @pytest.fixture
 def api_on_moto(tmp_path: Path) -> Iterator[Api]:
-    """The router over DynamoDB on moto for records, events and the journal; the API's own
-    state stores (memories, client tokens, placements) have no DynamoDB adapter yet, so they
-    come from the in-memory reference backend."""
+    """The router over DynamoDB on moto for everything: records, events, the journal, memory
+    configurations, client-token claims and placements (tests/pipeline/test_api_lambda.py
+    adds extraction through S3 and SNS)."""
     pytest.importorskip("moto")
     clock = FixedClock()
     dynamodb = open_dynamodb(clock, tmp_path)
-    reference = InMemoryBackend(clock).stores()
-    stores = dataclasses.replace(
-        dynamodb,
-        memories=reference.memories,
-        idempotency=reference.idempotency,
-        directory=reference.directory,
-    )
-    yield build_api(stores, clock)
+    yield build_api(dynamodb, clock)
     dynamodb.close()
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cairn.changes import Create, NewRecord
-from cairn.errors import ModelRejectedError, StoreUnavailableError
+from cairn.errors import BotApiUnavailableError, ModelRejectedError, StoreUnavailableError
 from cairn.llm.request import ModelRequest
 from cairn.models import Conversational, EventInput, Scope, Source, SourceKind
 from cairn.ports import Stores
@@ -26,7 +26,6 @@ from cairn.runtime.telegram import (
     TelegramBackend,
     TelegramSettings,
 )
-from cairn.runtime.telegram.bot_api import BotApiUnavailableError
 from cairn.runtime.telegram.fake_bot_api import FakeBotApi
 from cairn.testing import FixedClock, HashingEmbedder, InMemoryBackend, ScriptedModel
 

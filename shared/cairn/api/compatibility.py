@@ -29,20 +29,35 @@ class Row:
 
 
 S, D, N = Support.SUPPORTED, Support.DIFFERS, Support.NOT_SUPPORTED
-_NO_EXTRACTION = "validated and kept; no extraction runs yet (a later release), so it has no effect"
+# The built-in strategies' triggers (cairn.extract.triggers.BUILT_IN_TRIGGERS).
+_EXTRACTED = (
+    "extracted from the memory's events: 6 messages, about 4,000 tokens or 10 idle minutes "
+    "release a rollout (docs/extraction.md)"
+)
 
 ROWS: tuple[Row, ...] = (
     # --- data plane: events --------------------------------------------------------------------
-    Row(
-        "CreateEvent", "", S, "201; eventTimestamp kept to the millisecond, as AgentCore orders it"
-    ),
     Row("CreateEvent", "payload", S, "conversational, blob (any JSON, returned exactly) and json"),
     Row("CreateEvent", "sessionId", D, "optional in the model; cairn generates a UUID when absent"),
     Row("CreateEvent", "branch", S, "rootEventId must be an event of the session, else 404"),
     Row("CreateEvent", "metadata", S, "up to 15 string values, filterable in ListEvents"),
     Row("CreateEvent", "clientToken", S, "a retry is answered with the first event for 24 hours"),
-    Row("CreateEvent", "extractionMode", D, _NO_EXTRACTION),
-    Row("CreateEvent", "extractionConfig", D, _NO_EXTRACTION),
+    Row(
+        "CreateEvent",
+        "",
+        S,
+        "201; eventTimestamp kept to the millisecond, as AgentCore orders it; counted toward "
+        "the memory's extraction triggers in the same write",
+    ),
+    Row("CreateEvent", "extractionMode", S, "SKIP stores the event without counting it"),
+    Row(
+        "CreateEvent",
+        "extractionConfig",
+        D,
+        "validated; namespaceVariables are not applied: extraction fills only {actorId}, "
+        "{sessionId} and {memoryStrategyId} (a template with another variable fails its "
+        "rollouts, which are then listed as failed jobs)",
+    ),
     Row("GetEvent", "", S, ""),
     Row("DeleteEvent", "", S, "a real delete (the SQLite store overwrites the bytes)"),
     Row("ListEvents", "", S, "newest first, as the SDK and Strands expect"),
@@ -56,8 +71,8 @@ ROWS: tuple[Row, ...] = (
         "IngestData",
         "",
         D,
-        "202; the payload is stored as one event of the session (listed by ListEvents); no "
-        "records are extracted from it yet",
+        "202; the payload is stored as one event of the session (listed by ListEvents) and "
+        "counted toward the extraction triggers like CreateEvent",
     ),
     # --- data plane: records -------------------------------------------------------------------
     Row(
@@ -139,9 +154,18 @@ ROWS: tuple[Row, ...] = (
         "StartMemoryExtractionJob",
         "",
         D,
-        "no extraction has run, so no failed job exists: always ResourceNotFoundException",
+        "jobId is a failed rollout's id: it is claimed again and released (staged, announced) "
+        "at once; on AWS, within SNS FIFO's 5-minute deduplication window of its previous "
+        "announcement, the sweep's re-announcement delivers it (15 minutes later)",
     ),
-    Row("ListMemoryExtractionJobs", "", D, "always an empty list: no extraction has run"),
+    Row(
+        "ListMemoryExtractionJobs",
+        "",
+        D,
+        "the failed rollouts (status FAILED, failureReason, the messages of their events that "
+        "still exist); strategyId only when the memory has one strategy or the filter names "
+        "one; the 1,000 oldest pending rollouts of each actor are read",
+    ),
     # --- control plane -------------------------------------------------------------------------
     Row(
         "CreateMemory",
@@ -150,20 +174,16 @@ ROWS: tuple[Row, ...] = (
         "202, ACTIVE at once; id `<name>-<10 alnum>`; ARN account 000000000000",
     ),
     Row("CreateMemory", "eventExpiryDuration", D, "stored and returned; events do not expire yet"),
-    Row("CreateMemory", "memoryStrategies.semanticMemoryStrategy", S, "stored; extraction later"),
-    Row("CreateMemory", "memoryStrategies.summaryMemoryStrategy", S, "stored; extraction later"),
-    Row(
-        "CreateMemory",
-        "memoryStrategies.userPreferenceMemoryStrategy",
-        S,
-        "stored; extraction later",
-    ),
+    Row("CreateMemory", "memoryStrategies.semanticMemoryStrategy", S, _EXTRACTED),
+    Row("CreateMemory", "memoryStrategies.summaryMemoryStrategy", S, _EXTRACTED),
+    Row("CreateMemory", "memoryStrategies.userPreferenceMemoryStrategy", S, _EXTRACTED),
     Row(
         "CreateMemory",
         "memoryStrategies.customMemoryStrategy.configuration.selfManagedConfiguration",
-        S,
-        "triggers (messages 1-50, tokens 100-500000, idle 10-3000 s), SNS topic, S3 bucket, "
-        "history window 0-50",
+        D,
+        "triggers (messages 1-50, tokens 100-500000, idle 10-3000 s) and history window (0-50) "
+        "drive extraction; rollouts are staged and announced where cairn's stack puts them "
+        "(its bucket, its topic: subscribe there), not the topic and bucket given",
     ),
     Row(
         "CreateMemory",
@@ -206,8 +226,8 @@ ROWS: tuple[Row, ...] = (
         "DeleteMemory",
         "",
         D,
-        "synchronous: erases every event, record (tombstones with digests stay) and journal "
-        "entry, answers DELETING, and GetMemory is 404 at once",
+        "synchronous: erases every event, record (tombstones with digests stay), journal "
+        "entry, rollout and staged payload, answers DELETING, and GetMemory is 404 at once",
     ),
     Row("ListMemories", "", S, "by memory id"),
 )

@@ -1,4 +1,5 @@
-"""What every operation works with: the stores, the embedder, the clock and the settings."""
+"""What every operation works with: the stores, the embedder, the clock and the settings, and
+the extraction pipeline that counts appended events toward their triggers."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 
 from cairn.api.errors import ApiError
 from cairn.errors import ConfigurationError
+from cairn.extract.staging import RolloutPipeline
 from cairn.memories import MemoryConfig, MemoryStatus
 from cairn.models import Scope
 from cairn.ports import (
@@ -39,7 +41,13 @@ class ApiSettings:
 
 @dataclass(frozen=True)
 class ApiContext:
-    """The ports of one backend plus the API's own state stores, all required."""
+    """The ports of one backend plus the API's own state stores, all required.
+
+    ``extraction``: when set, CreateEvent and IngestData append through it (counted toward the
+    memory's triggers, rollouts staged and announced), the extraction jobs are its failed
+    rollouts, and DeleteMemory erases its staged payloads too; without it events are stored
+    and never extracted.
+    """
 
     stores: Stores
     memories: MemoryConfigStore
@@ -48,6 +56,7 @@ class ApiContext:
     embedder: Embedder | None
     clock: Clock
     settings: ApiSettings
+    extraction: RolloutPipeline | None = None
 
     @classmethod
     def build(
@@ -57,6 +66,7 @@ class ApiContext:
         embedder: Embedder | None,
         clock: Clock,
         settings: ApiSettings | None = None,
+        extraction: RolloutPipeline | None = None,
     ) -> ApiContext:
         """A context over ``stores``; ``ConfigurationError`` if the backend lacks the
         memory-configuration, idempotency or record-directory store."""
@@ -67,7 +77,7 @@ class ApiContext:
             raise ConfigurationError(
                 "this backend cannot serve the AgentCore API: it has no "
                 + ", ".join(missing)
-                + " store; use the SQLite or in-memory backend"
+                + " store; use the in-memory, SQLite or DynamoDB backend"
             )
         return cls(
             stores=stores,
@@ -77,6 +87,7 @@ class ApiContext:
             embedder=embedder,
             clock=clock,
             settings=settings or ApiSettings(),
+            extraction=extraction,
         )
 
     @property

@@ -39,10 +39,11 @@ ResolveMemory = Callable[[str], MemoryConfig]
 
 class Consumed(Frozen):
     """What one delivery did: ``consumed`` (records written), ``duplicate`` (nothing to do),
-    ``failed`` (given up with ``reason``) or ``unknown`` (no such rollout: erased)."""
+    ``failed`` (given up with ``reason``), ``unknown`` (no such rollout: erased) or
+    ``skipped`` (a run's evidence, left pending for consolidation)."""
 
     rollout_id: str
-    status: Literal["consumed", "duplicate", "failed", "unknown"]
+    status: Literal["consumed", "duplicate", "failed", "unknown", "skipped"]
     written: int = 0
     reason: str | None = None
 
@@ -82,6 +83,8 @@ def consume(notice: RolloutNotice, consumer: Consumer) -> Consumed:
         return Consumed(rollout_id=rid, status="unknown", reason="no such rollout (erased?)")
     if rollout.state in (RolloutState.CONSUMED, RolloutState.FAILED):
         return Consumed(rollout_id=rid, status="duplicate")
+    if rollout.kind == "evidence":  # a run's evidence is consolidation's, never extracted
+        return Consumed(rollout_id=rid, status="skipped", reason="evidence for consolidation")
     try:
         payload = decode_payload(consumer.staging.get(scope, rid))
         memory = consumer.memories(notice.memory_id)

@@ -82,10 +82,8 @@ def embedded_memory(memory_id: str) -> MemoryConfig:
     """The configuration of a memory nobody created (``cairn`` on a laptop): the built-in
     strategies under ``BUILT_IN_TRIGGERS``.
 
-    Built without validation because embedded memory ids (``default``) need not have the
-    ``<name>-<10 characters>`` shape of an AgentCore memory id; everything else is valid.
     """
-    return MemoryConfig.model_construct(
+    return MemoryConfig(
         memory_id=memory_id,
         arn=f"arn:aws:bedrock-agentcore:local:000000000000:memory/{memory_id}",
         name="embedded",

@@ -1,7 +1,8 @@
 """``HeuristicModel``: the offline default provider. No model, no download, no network.
 
-It answers cairn's own two requests, extraction and formation (``cairn.extract.prompts``), with
-valid structured output built by rules (``cairn.llm.statements``):
+It answers cairn's own requests, extraction and formation (``cairn.extract.prompts``) and
+consolidation (``cairn.consolidate.heuristic``), with valid structured output built by rules
+(``cairn.llm.statements``):
 
 - extraction keeps what the user stated outright in a USER message: "I prefer …" (a
   preference), "I/we decided …" (a decision), "my … is …" and "remember that …" (facts), each
@@ -27,6 +28,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cairn.consolidate.heuristic import heuristic_changes
+from cairn.consolidate.prompts import CONSOLIDATION_SCHEMA, ConsolidationInput
 from cairn.errors import ConfigurationError
 from cairn.extract.answers import MAX_CANDIDATES, MAX_SUMMARY_CHARS
 from cairn.extract.prompts import (
@@ -55,8 +58,8 @@ _KEPT = {
 
 
 class HeuristicModel:
-    """Answers cairn's extraction and formation requests by rule; any other request raises
-    ``ConfigurationError`` (configure a real model provider for it)."""
+    """Answers cairn's extraction, formation and consolidation requests by rule; any other
+    request raises ``ConfigurationError`` (configure a real model provider for it)."""
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         started = time.monotonic()
@@ -68,6 +71,9 @@ class HeuristicModel:
         elif name == FORMATION_SCHEMA:
             answer = _form(_read(FormationInput, text))
             key = "decisions"
+        elif name == CONSOLIDATION_SCHEMA:
+            answer = heuristic_changes(_read(ConsolidationInput, text))
+            key = "changes"
         else:
             raise ConfigurationError(
                 "the offline heuristic extractor answers only cairn's extraction and formation "
@@ -85,7 +91,9 @@ class HeuristicModel:
         )
 
 
-def _read(model: type[ExtractionInput] | type[FormationInput], text: str) -> Any:
+def _read(
+    model: type[ExtractionInput] | type[FormationInput] | type[ConsolidationInput], text: str
+) -> Any:
     try:
         return model.model_validate_json(text)
     except ValidationError:

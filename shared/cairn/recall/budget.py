@@ -24,6 +24,7 @@ from cairn.recall.render import (
     BlockEntry,
     entry_date,
     frame_bytes,
+    is_contested,
     line_cost,
     prepared_text,
 )
@@ -71,6 +72,7 @@ def block_entry(version: RecordVersion, max_entry_bytes: int) -> BlockEntry:
         trust=version.trust,
         text=text,
         truncated=cut,
+        contested=is_contested(version),
     )
 
 

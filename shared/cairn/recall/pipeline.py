@@ -14,9 +14,8 @@ from cairn.recall.budget import Clamped, clamp
 from cairn.recall.candidates import gather
 from cairn.recall.dedup import deduplicate
 from cairn.recall.journal import journal_entry
+from cairn.recall.ordering import order
 from cairn.recall.query import DEFAULT_POLICY, RecallPolicy, RecallQuery
-from cairn.recall.ranking import rank
-from cairn.recall.relevance import screen
 from cairn.recall.render import render_block
 
 
@@ -43,7 +42,8 @@ class RecallCounts:
     embedded on the fly; ``deduplicated``: paraphrases dropped; ``clamped``: survivors the
     budget left out; ``truncated``: selected entries cut to ``max_entry_bytes``;
     ``used_keyword_fallback``: keywords alone ranked this recall (no embedder, or no cosine
-    passed the floor).
+    passed the floor); ``contextual``: neighbours of a hit that context expansion admitted
+    although a floor had left them out (not counted in ``below_floor``).
     """
 
     candidates: int
@@ -54,6 +54,7 @@ class RecallCounts:
     clamped: int
     truncated: int
     used_keyword_fallback: bool
+    contextual: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +84,8 @@ def recall(
     """
     now = clock.now()
     pool = gather(scope, query, records=stores.records, embedder=embedder, policy=policy)
-    screened = screen(pool, policy)
-    ranked = rank(screened.relevant, policy, query.as_of or now)
-    unique = deduplicate(ranked, policy, limit=query.top_k)
+    ordered = order(pool, query.text, policy, query.as_of or now)
+    unique = deduplicate(ordered.ranked, policy, limit=query.top_k)
     clamped = clamp(unique.kept, policy, query.top_k)
     block = render_block(clamped.entries)
     journal_id: str | None = None
@@ -103,13 +103,14 @@ def recall(
         journal_id = entry.journal_id
     counts = RecallCounts(
         candidates=len(pool.candidates),
-        below_floor=screened.below_floor,
+        below_floor=ordered.below_floor,
         unembedded=sum(1 for c in pool.candidates if c.vector is None) if pool.embedded else 0,
         reembedded=pool.reembedded,
         deduplicated=unique.dropped,
         clamped=clamped.clamped,
         truncated=clamped.truncated,
-        used_keyword_fallback=screened.keyword_only,
+        used_keyword_fallback=ordered.keyword_only,
+        contextual=ordered.contextual,
     )
     return Recollection(
         block=block, entries=_recalled(clamped), journal_id=journal_id, counts=counts

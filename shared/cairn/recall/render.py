@@ -6,6 +6,9 @@ the budget or the entries, so an agent's prompt prefix stays stable. An entry li
 
     - <record id> | <YYYY-MM-DD> | confidence <0.00> | <trusted|untrusted> | <content>
 
+A record that is one side of an undecided contradiction (``contradicts`` edges, written by
+consolidation) carries ``contested`` after its trust label, so the agent sees it is disputed.
+
 Trusted content is one line (whitespace runs collapsed, control characters dropped). Untrusted
 content is a JSON string literal with every line-breaking character escaped, so whatever it
 holds it stays data inside its own line and cannot pose as the heading or another entry.
@@ -22,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cairn.models import RecordVersion, Status, Trust
+from cairn.models import EdgeKind, RecordVersion, Status, Trust
 
 HEADING = "## Recalled memories"
 CAVEAT = (
@@ -34,6 +37,7 @@ EMPTY_LINE = "(no memories recalled)"
 ENTRY_PREFIX = "- "
 TRUNCATION_MARK = "…"
 ERASED_TEXT = "(erased)"
+CONTESTED_LABEL = "contested"
 
 _WHITESPACE = re.compile(r"\s+")
 # Characters a line splitter may break on that json.dumps(ensure_ascii=False) leaves raw:
@@ -52,6 +56,12 @@ class BlockEntry:
     trust: Trust
     text: str
     truncated: bool = False
+    contested: bool = False
+
+
+def is_contested(version: RecordVersion) -> bool:
+    """Whether ``version`` is one side of an undecided contradiction (a ``contradicts`` edge)."""
+    return any(edge.kind is EdgeKind.CONTRADICTS for edge in version.edges)
 
 
 def one_line(text: str) -> str:
@@ -86,9 +96,10 @@ def prepared_text(version: RecordVersion) -> str:
 def entry_line(entry: BlockEntry) -> str:
     """The one line that shows ``entry`` in the block."""
     shown = entry.text if entry.trust is Trust.TRUSTED else quote(entry.text)
+    label = f"{entry.trust.value} | {CONTESTED_LABEL}" if entry.contested else entry.trust.value
     return (
         f"{ENTRY_PREFIX}{entry.record_id} | {entry.date} | confidence {entry.confidence:.2f} | "
-        f"{entry.trust.value} | {shown}"
+        f"{label} | {shown}"
     )
 
 

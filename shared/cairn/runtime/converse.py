@@ -90,10 +90,12 @@ class ConverseAgent:
             uses = [block["toolUse"] for block in message["content"] if "toolUse" in block]
             if response.get("stopReason") != "tool_use" or not uses:
                 text = "".join(block.get("text", "") for block in message["content"])
-                run.add_turn(Role.ASSISTANT, text)
+                run.add_turn(Role.ASSISTANT, text, tool_calls=[c.name for c in calls])
+                run.complete(text)  # stages the run's evidence; never fails the answer
                 return Answer(text=text, run=run, tool_calls=tuple(calls), messages=messages)
             results = [self._use(run, use, calls) for use in uses]
             messages.append({"role": "user", "content": results})
+        run.complete(None, status="aborted")
         return Answer(text="", run=run, tool_calls=tuple(calls), messages=messages, complete=False)
 
     def _system(self, run: Run) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from cairn.cli_commands import open_backend
 from cairn.clock import SystemClock
-from cairn.demo_phases import DemoStepError, _child, _heading
+from cairn.demo_phases import DemoStepError, print_heading, run_child
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.ports import Embedder, Stores
 from cairn.runtime.converse import Answer, ConverseAgent
@@ -114,30 +114,30 @@ def _run_steps(store: Path) -> None:
     print("The model is scripted (offline); the session, the recall, the tools and the agent")
     print("loop are cairn's own, on the real store.")
 
-    _heading(
+    print_heading(
         "1/3",
         "Process A: run 1 files a lesson with the `learn` tool",
         "The loop offers learn, memory_edit and memory_recall; learn writes durable memory,",
         "so it goes through the host's permission gate first. A lesson is model-sourced:",
         "untrusted, and rendered as quoted data wherever it is recalled.",
     )
-    _child(["demo-agent-phase", "learn", *where])
+    run_child(["demo-agent-phase", "learn", *where])
 
-    _heading(
+    print_heading(
         "2/3",
         "Process B: a NEW process; run 2 recalls the lesson, run 3 edits it",
         "Each run assembles its recall block once, when it starts; the block stays the same",
         "for every model call of the run. Run 3 rewrites the lesson with memory_edit: a new",
         "version of the same record.",
     )
-    edited = EDITED_LINE.findall(_child(["demo-agent-phase", "recall-and-edit", *where]))
+    edited = EDITED_LINE.findall(run_child(["demo-agent-phase", "recall-and-edit", *where]))
     if not edited:
         print("cairn: error: the agent did not edit the lesson; see above", file=sys.stderr)
         raise DemoStepError("recall-and-edit", 1)
 
-    _heading(
+    print_heading(
         "3/3",
         "Process C: `cairn history` of the edited record",
         "Both versions are kept: the lesson as learned, and the edit, each citing its run.",
     )
-    _child(["history", edited[-1], *where, *whose])
+    run_child(["history", edited[-1], *where, *whose])

@@ -22,7 +22,7 @@ from cairn.models import (
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
 from cairn.recall import RecalledEntry, RecallPolicy, RecallQuery, recall
 from cairn.recall.journal import block_digest, new_journal_id
-from cairn.recall.render import BlockEntry, entry_date, render_block
+from cairn.recall.render import BlockEntry, entry_date, is_contested, render_block
 from cairn.runtime.port import Recalled, RecalledItem, Written
 
 Appender = Callable[[Scope, EventInput], object]
@@ -162,6 +162,7 @@ def _item(entry: RecalledEntry) -> RecalledItem:
         trust=version.trust,
         text=entry.text,
         truncated=entry.truncated,
+        contested=is_contested(version),
     )
     return RecalledItem(
         record_id=version.record_id,

@@ -6,20 +6,35 @@ run (the KV cache keeps it). A host that wants topical recall as well turns on
 ``per_turn_recall``: ``turn_context`` then recalls for one turn, leaves out what the boot block
 (or an earlier turn) already showed and what lacks semantic evidence (so a generic message
 injects nothing), and journals every injection it makes.
+
+``complete`` ends the run. A root run (no ``parent_run_id``) that completed successfully stages
+its bounded transcript as evidence for consolidation (``cairn.consolidate.evidence``) when the
+session has an evidence stager; a child, parked, failed or aborted run stages nothing. A
+failure to stage never reaches the agent's answer: it is reported to the session's
+``on_consolidation_error`` and the run goes on.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Literal
 
-from cairn.errors import StoreUnavailableError
+from cairn.consolidate.evidence import (
+    EvidencePayload,
+    RunIdentity,
+    TranscriptMessage,
+    build_evidence,
+)
+from cairn.consolidate.failures import ConsolidationFailure, ErrorCallback, report
+from cairn.errors import CairnError, StoreUnavailableError
 from cairn.models import Role, Scope
 from cairn.ports import Clock
 from cairn.recall import RecallQuery
 from cairn.recall.query import MAX_QUERY_CHARS, MAX_TOP_K
 from cairn.recall.render import render_block
+from cairn.rollouts import new_evidence_id
 from cairn.runtime.options import SessionOptions
 from cairn.runtime.port import Recalled, RecalledItem, SessionStore
 from cairn.runtime.tools import MemoryTools
@@ -27,6 +42,9 @@ from cairn.runtime.tools import MemoryTools
 logger = logging.getLogger(__name__)
 
 TurnRecorder = Callable[[Role | str, str], None]
+EvidenceSink = Callable[[EvidencePayload], object]
+"""Stages a run's evidence (``cairn.consolidate.evidence.EvidenceStager.stage``)."""
+RunStatus = Literal["completed", "failed", "aborted", "parked"]
 
 
 def new_run_id(clock: Clock) -> str:
@@ -56,12 +74,25 @@ class Run:
         options: SessionOptions,
         clock: Clock,
         record: TurnRecorder,
+        evidence: EvidenceSink | None = None,
+        on_error: ErrorCallback | None = None,
+        parent_run_id: str | None = None,
     ) -> None:
         self.run_id = new_run_id(clock)
+        self.parent_run_id = parent_run_id
+        self.status: RunStatus | None = None
+        self.evidence_id: str | None = None
         self._store = store
         self._scope = scope
+        self._session_id = session_id
         self._options = options
+        self._clock = clock
         self._record = record
+        self._evidence = evidence
+        self._on_error = on_error
+        self._transcript: list[TranscriptMessage] = []
+        # Fixed at the first completion, so a restage keeps the rollout id and the bytes.
+        self._identity: RunIdentity | None = None
         self.tools = MemoryTools(
             store,
             scope,
@@ -84,9 +115,63 @@ class Run:
         """``base`` followed by the run's block (just ``base`` in a memoryless session)."""
         return f"{base}\n\n{self.block}" if self.block else base
 
-    def add_turn(self, role: Role | str, text: str) -> None:
-        """Record a turn in the session (buffered; see ``MemorySession.add_turn``)."""
+    def add_turn(self, role: Role | str, text: str, *, tool_calls: Sequence[str] = ()) -> None:
+        """Record a turn in the session (buffered; see ``MemorySession.add_turn``) and in the
+        run's transcript, with the names of the tools it called."""
         self._record(role, text)
+        known = isinstance(role, Role) or role.upper() in Role.__members__
+        if known and (text.strip() or tool_calls):
+            kind = role if isinstance(role, Role) else Role(role.upper())
+            self._transcript.append(
+                TranscriptMessage(role=kind, text=text, tool_calls=tuple(tool_calls))
+            )
+
+    def complete(
+        self,
+        final_answer: str | None,
+        *,
+        status: RunStatus = "completed",
+        transcript: Sequence[TranscriptMessage] | None = None,
+    ) -> str | None:
+        """End the run; a completed root run stages its evidence and returns its rollout id.
+
+        ``transcript`` defaults to the turns recorded through ``add_turn``. Completing again
+        stages again under the same rollout id (a no-op once staged). Never raises for a
+        memory failure: it goes to the session's ``on_consolidation_error``.
+        """
+        self.status = status
+        if status != "completed" or self.parent_run_id is not None:
+            return None
+        if self._evidence is None or self._scope is None:
+            return None
+        if self._identity is None:
+            now = self._clock.now()
+            self._identity = RunIdentity(
+                scope=self._scope,
+                session_id=self._session_id,
+                run_id=self.run_id,
+                rollout_id=new_evidence_id(now),
+                completed_at=now,
+            )
+            self.evidence_id = self._identity.rollout_id
+        try:
+            payload = build_evidence(self._identity, transcript or self._transcript, final_answer)
+            self._evidence(payload)
+        except Exception as exc:  # the answer stands whatever happens to its evidence
+            retryable = isinstance(exc, CairnError) and exc.retryable
+            message = exc.message if isinstance(exc, CairnError) else "staging crashed"
+            logger.warning(
+                "cairn: evidence of run %s not staged (%s)", self.run_id, type(exc).__name__
+            )
+            failure = ConsolidationFailure(
+                scope=self._scope,
+                stage="stage",
+                error=type(exc).__name__,
+                retryable=retryable,
+                message=message,
+            )
+            report(self._on_error, failure)
+        return self.evidence_id
 
     def turn_context(self, text: str) -> str | None:
         """A block of memories relevant to this turn that the run has not shown yet, or

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from cairn.clock import SystemClock
+from cairn.consolidate.failures import ErrorCallback
 from cairn.errors import InvalidInputError
 from cairn.models import Conversational, EventInput, Role, Scope, SessionId
 from cairn.ports import Clock, Embedder, Stores
@@ -29,7 +30,7 @@ from cairn.runtime.buffer import PendingTurn, TurnBuffer
 from cairn.runtime.local import Appender, LocalSessionStore
 from cairn.runtime.options import SessionOptions
 from cairn.runtime.port import SessionStore
-from cairn.runtime.run import Run
+from cairn.runtime.run import EvidenceSink, Run
 from cairn.runtime.tools import ToolDefinition, offered_tools
 
 _SESSION_ID: TypeAdapter[str] = TypeAdapter(SessionId)
@@ -50,6 +51,8 @@ class MemorySession:
         session_id: str,
         clock: Clock | None = None,
         options: SessionOptions | None = None,
+        evidence: EvidenceSink | None = None,
+        on_consolidation_error: ErrorCallback | None = None,
     ) -> None:
         if store is not None and scope is None:
             raise InvalidInputError("a session with a store needs a scope (memory and actor)")
@@ -63,6 +66,8 @@ class MemorySession:
         self.scope = scope if store is not None else None
         self.options = options or SessionOptions()
         self._store = store
+        self._evidence = evidence if store is not None else None
+        self._on_error = on_consolidation_error
         self._clock = clock or SystemClock()
         self._last_stamp: datetime | None = None
         self._closed = False
@@ -85,17 +90,29 @@ class MemorySession:
         clock: Clock | None = None,
         options: SessionOptions | None = None,
         appender: Appender | None = None,
+        evidence: EvidenceSink | None = None,
+        on_consolidation_error: ErrorCallback | None = None,
     ) -> MemorySession:
         """A session over ``stores`` in this process; the caller keeps ownership of them.
 
         Without an ``embedder`` recall ranks by keywords alone and lessons carry no vector.
         Turns are appended with ``appender`` when given (an extraction pipeline's ``append``,
-        so triggers count them), else with ``stores.events.append``.
+        so triggers count them), else with ``stores.events.append``. With ``evidence`` (an
+        ``EvidenceStager.stage``) a completed root run stages its transcript for
+        consolidation; its failures go to ``on_consolidation_error``, never to the agent.
         """
         clock = clock or SystemClock()
         store = LocalSessionStore(stores, embedder=embedder, clock=clock, appender=appender)
         scope = Scope(memory_id=memory_id, actor_id=actor_id)
-        return cls(store, scope=scope, session_id=session_id, clock=clock, options=options)
+        return cls(
+            store,
+            scope=scope,
+            session_id=session_id,
+            clock=clock,
+            options=options,
+            evidence=evidence,
+            on_consolidation_error=on_consolidation_error,
+        )
 
     @classmethod
     def agentcore(
@@ -139,9 +156,9 @@ class MemorySession:
         """Turns accepted but not yet written to the store."""
         return self._buffer.pending
 
-    def start_run(self, query: str) -> Run:
+    def start_run(self, query: str, *, parent_run_id: str | None = None) -> Run:
         """Start a run: recall for ``query`` (usually the user's message) now, once; the run's
-        ``block`` stays the same until the run is over."""
+        ``block`` stays the same until the run is over. A child run names its parent."""
         self._check_open()
         return Run(
             store=self._store,
@@ -151,6 +168,9 @@ class MemorySession:
             options=self.options,
             clock=self._clock,
             record=self.add_turn,
+            evidence=self._evidence,
+            on_error=self._on_error,
+            parent_run_id=parent_run_id,
         )
 
     def add_turn(self, role: Role | str, text: str) -> None:

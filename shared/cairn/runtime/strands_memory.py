@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from strands.hooks import (
+    AfterInvocationEvent,
     BeforeInvocationEvent,
     BeforeToolCallEvent,
     HookProvider,
@@ -29,12 +30,18 @@ from strands.types.tools import AgentTool, ToolResult, ToolSpec, ToolUse
 
 from cairn.models import Role
 from cairn.runtime.converse import PermissionGate
-from cairn.runtime.run import Run
+from cairn.runtime.run import Run, RunStatus
 from cairn.runtime.session import MemorySession
 from cairn.runtime.tool_formats import mcp_annotations, tool_spec
 from cairn.runtime.tools import ToolDefinition, ToolOutcome
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT}
+# How an invocation that did not end its turn ended, in cairn's words (nothing is staged).
+_STOPPED: dict[str, RunStatus] = {
+    "interrupt": "parked",
+    "checkpoint": "parked",
+    "cancelled": "aborted",
+}
 
 
 def _text(message: Message) -> str:
@@ -68,6 +75,7 @@ class CairnMemoryHooks(HookProvider):
         registry.add_callback(BeforeInvocationEvent, self._start_run)
         registry.add_callback(MessageAddedEvent, self._record)
         registry.add_callback(BeforeToolCallEvent, self._ask_gate)
+        registry.add_callback(AfterInvocationEvent, self._complete)
 
     def _start_run(self, event: BeforeInvocationEvent) -> None:
         query = _last_user_text(event.messages) or _last_user_text(event.agent.messages)
@@ -76,8 +84,24 @@ class CairnMemoryHooks(HookProvider):
 
     def _record(self, event: MessageAddedEvent) -> None:
         role = _ROLES.get(str(event.message.get("role")))
-        if role is not None:
+        if role is None:
+            return
+        calls = [b["toolUse"]["name"] for b in event.message.get("content", ()) if "toolUse" in b]
+        if self.run is not None:  # the run keeps its transcript for consolidation
+            self.run.add_turn(role, _text(event.message), tool_calls=calls)
+        else:
             self._session.add_turn(role, _text(event.message))
+
+    def _complete(self, event: AfterInvocationEvent) -> None:
+        """A run that ended its turn completed (its evidence is staged); any other stop did
+        not. Never raises: the agent's answer stands."""
+        if self.run is None:
+            return
+        stop = event.result.stop_reason if event.result is not None else None
+        if event.result is not None and stop == "end_turn":
+            self.run.complete(str(event.result).strip() or None)
+        else:
+            self.run.complete(None, status=_STOPPED.get(str(stop), "failed"))
 
     def _ask_gate(self, event: BeforeToolCallEvent) -> None:
         definition = self._definitions.get(event.tool_use["name"])

@@ -8,7 +8,12 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from cairn.changes import MAX_CHANGES_PER_APPLY, MAX_SNAPSHOT_RECORDS, Change
+from cairn.changes import (
+    MAX_CHANGES_PER_APPLY,
+    MAX_CONSUMED_ROLLOUTS,
+    MAX_SNAPSHOT_RECORDS,
+    Change,
+)
 from cairn.errors import RecordNotFoundError, SnapshotConflictError
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport
@@ -30,9 +35,10 @@ from cairn.store._dynamodb_codec import (
     text,
     version_sk,
 )
+from cairn.store._dynamodb_consume import consumption
 from cairn.store._dynamodb_listing import RecordListing
 from cairn.store._dynamodb_writes import Head, apply_transaction, erase_transactions
-from cairn.versioning import lineage, plan_writes, touched_ids
+from cairn.versioning import lineage, plan_writes, successor_checks, touched_ids
 
 # An erase that keeps losing its head conditions to concurrent applies gives up after this
 # many rounds with SnapshotConflictError (retryable; erase is idempotent).
@@ -56,11 +62,14 @@ class DynamoDBRecordStore:
         changes: Sequence[Change],
         *,
         snapshot: Mapping[str, int] | None = None,
+        consume_rollouts: Sequence[str] = (),
     ) -> tuple[RecordVersion, ...]:
-        """Append the versions ``changes`` imply in one TransactWriteItems, all or nothing.
+        """Append the versions ``changes`` imply and consume the rollouts in one
+        TransactWriteItems, all or nothing.
 
-        Requests: one BatchGetItem for the touched heads, one TransactWriteItems (none when
-        nothing is written); a conflict costs one more BatchGetItem to name what moved.
+        Requests: one BatchGetItem for the touched heads (and one for the rollouts), one
+        TransactWriteItems (none when nothing is written); a conflict costs one more
+        BatchGetItem to name what moved.
         """
         pk = scope_pk(scope)
         snapshot = dict(snapshot or {})
@@ -70,8 +79,12 @@ class DynamoDBRecordStore:
         now = self._clock.now()
         current = {rid: head.version for rid, head in heads.items()}
         writes = plan_writes(scope, changes, current, now, snapshot)  # raises before any write
-        if writes:
-            items = apply_transaction(self._table, pk, writes, heads, snapshot)
+        consumed = consumption(
+            self._db, self._table, scope, consume_rollouts, now, limit=MAX_CONSUMED_ROLLOUTS
+        )
+        if writes or consumed:
+            checked = {**successor_checks(changes, current), **snapshot}
+            items = apply_transaction(self._table, pk, writes, heads, checked, consumed)
             try:
                 self._db.transact(items)
             except SnapshotConflictError as conflict:

@@ -89,6 +89,19 @@ def consumed_item(rollout: Rollout) -> Item:
     }
 
 
+def consumption_items(table: str, consumed: Rollout, read_version: int) -> list[Item]:
+    """Delete ``P#`` on the version it was read at, and Put ``C#``: two transaction items that
+    consume the rollout exactly once (a second consumer's Delete condition fails)."""
+    delete = {
+        "TableName": table,
+        "Key": rollout_key(consumed.scope, consumed.rollout_id),
+        "ConditionExpression": "#v = :read",
+        "ExpressionAttributeNames": {"#v": "v"},
+        "ExpressionAttributeValues": {":read": n(read_version)},
+    }
+    return [{"Delete": delete}, {"Put": {"TableName": table, "Item": consumed_item(consumed)}}]
+
+
 def decode_counters(item: Item) -> SessionCounters:
     return SessionCounters.model_validate_json(text(item, "d"))
 

@@ -18,19 +18,23 @@ rollout's Put. The conditions close these races:
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from collections.abc import Sequence
 from datetime import datetime
 
+from cairn.consumption import check_staged_evidence
 from cairn.errors import ConflictError, RolloutNotFoundError, StoreUnavailableError
 from cairn.ids import new_event_id
 from cairn.models import Event, EventInput, Scope
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock
 from cairn.rollouts import (
+    EVIDENCE_ID_PREFIX,
     Appended,
     EventRef,
     Rollout,
+    RolloutKind,
     RolloutState,
     SessionCounters,
     TriggerPolicy,
@@ -57,11 +61,12 @@ from cairn.store._dynamodb_rollout_codec import (
     CONSUMED_FROM,
     COUNTERS_FROM,
     PENDING_FROM,
-    consumed_item,
+    consumption_items,
     counters_item,
     counters_sk,
     decode_counters,
     decode_rollout,
+    pending_sk,
     rollout_item,
     rollout_key,
 )
@@ -197,18 +202,40 @@ class DynamoDBRolloutStore:
                 return item
         raise RolloutNotFoundError(rollout_id)
 
-    def list_pending(self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
-        """The scope's ``P#`` items, oldest claim first: one Query."""
+    def list_pending(
+        self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE, kind: RolloutKind | None = None
+    ) -> tuple[Rollout, ...]:
+        """The scope's ``P#`` items (evidence: ``P#ev-``), oldest claim first: one Query.
+        Extraction rollouts alone are the ``P#`` items with evidence skipped."""
         check_limit(limit)
-        items = self._db.call(
-            "query",
-            TableName=self._items,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
-            ExpressionAttributeValues={":pk": s(scope_pk(scope)), ":p": s(PENDING_FROM)},
-            ConsistentRead=True,
-            Limit=limit,
-        ).get("Items", [])
-        return tuple(decode_rollout(item) for item in items)
+        prefix = pending_sk(EVIDENCE_ID_PREFIX) if kind == "evidence" else PENDING_FROM
+        query = {
+            "TableName": self._items,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
+            "ExpressionAttributeValues": {":pk": s(scope_pk(scope)), ":p": s(prefix)},
+            "ConsistentRead": True,
+            "Limit": limit,
+        }
+        if kind != "extraction":
+            items = self._db.call("query", **query).get("Items", [])
+            return tuple(decode_rollout(item) for item in items)
+        found = (decode_rollout(item) for item in self._db.query(**query))
+        return tuple(itertools.islice((r for r in found if r.kind == kind), limit))
+
+    def add_staged(self, scope: Scope, rollout: Rollout) -> Rollout:
+        """Put the staged evidence rollout's ``P#`` item unless it, or its ``C#`` item (once
+        consumed), exists: one TransactWriteItems; on a refusal the stored one is read back."""
+        check_staged_evidence(scope, rollout)
+        absent = {
+            "TableName": self._items,
+            "Key": rollout_key(scope, rollout.rollout_id, consumed=True),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+        try:
+            self._db.transact([new_rollout_put(self._items, rollout), {"ConditionCheck": absent}])
+        except ConflictError:
+            return self.get(scope, rollout.rollout_id)  # a restage: what is stored stands
+        return rollout
 
     def mark(
         self,
@@ -239,17 +266,7 @@ class DynamoDBRolloutStore:
         version = number(item, "v")
         if moved.state is not RolloutState.CONSUMED:
             return [conditional_put(self._items, rollout_item(moved, version=version + 1), version)]
-        delete = {
-            "TableName": self._items,
-            "Key": key(text(item, "pk"), text(item, "sk")),
-            "ConditionExpression": "#v = :read",
-            "ExpressionAttributeNames": {"#v": "v"},
-            "ExpressionAttributeValues": {":read": n(version)},
-        }
-        return [
-            {"Delete": delete},
-            {"Put": {"TableName": self._items, "Item": consumed_item(moved)}},
-        ]
+        return consumption_items(self._items, moved, version)
 
     def claim_idle(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
         """Claim each session the ``due`` index shows idle at ``now``; a session whose counters

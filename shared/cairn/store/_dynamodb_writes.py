@@ -9,6 +9,9 @@ snapshot condition on the head Put: ``plan_writes`` already checked the two vers
 Item count: a change writes at most two records (supersede), two items each, so 16 changes are
 at most 64 items, and 32 snapshot checks make 96, under DynamoDB's 100. Vectors add no item:
 their bytes ride in the version item that brought them (``_dynamodb_codec.version_item``).
+Consumed rollouts add two items each (``_dynamodb_consume``); a batch over 100 is refused.
+A ``SupersedeBy`` successor the batch does not write gets a ConditionCheck like a snapshot
+record (race 4): it must still be the live head the plan saw.
 """
 
 from __future__ import annotations
@@ -69,8 +72,10 @@ def apply_transaction(
     writes: Sequence[Write],
     heads: Mapping[str, Head],
     snapshot: Mapping[str, int],
+    extra: Sequence[Item] = (),
 ) -> list[Item]:
-    """The TransactItems that commit ``writes`` if every head is still what was read."""
+    """The TransactItems that commit ``writes`` if every head is still what was read, with
+    ``extra`` items (consumed rollouts) in the same transaction."""
     items: list[Item] = []
     written: set[str] = set()
     for write in writes:
@@ -96,6 +101,7 @@ def apply_transaction(
                 "ExpressionAttributeValues": {":want": n(want)},
             }
             items.append({"ConditionCheck": check})
+    items.extend(extra)
     _check_transaction(items, "the batch", "split the batch into several applies")
     return items
 

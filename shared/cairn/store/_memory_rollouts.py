@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from cairn.consumption import check_staged_evidence
 from cairn.errors import RolloutNotFoundError
 from cairn.models import Event, EventInput, Scope
 from cairn.ports import DEFAULT_PAGE_SIZE, EventStore
@@ -18,6 +19,7 @@ from cairn.rollouts import (
     Appended,
     EventRef,
     Rollout,
+    RolloutKind,
     RolloutState,
     SessionCounters,
     TriggerPolicy,
@@ -89,12 +91,22 @@ class InMemoryRolloutStore:
             raise RolloutNotFoundError(rollout_id)
         return found
 
-    def list_pending(self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
+    def list_pending(
+        self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE, kind: RolloutKind | None = None
+    ) -> tuple[Rollout, ...]:
         check_limit(limit)
         with self._lock:
             rollouts = self._rows.rollouts.get(scope, {}).values()
-            pending = sorted((r for r in rollouts if r.pending), key=lambda r: r.rollout_id)
+            pending = sorted(
+                (r for r in rollouts if r.pending and kind in (None, r.kind)),
+                key=lambda r: r.rollout_id,
+            )
         return tuple(pending[:limit])
+
+    def add_staged(self, scope: Scope, rollout: Rollout) -> Rollout:
+        check_staged_evidence(scope, rollout)
+        with self._lock:
+            return self._rows.rollouts.setdefault(scope, {}).setdefault(rollout.rollout_id, rollout)
 
     def mark(
         self,

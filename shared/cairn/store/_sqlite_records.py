@@ -9,13 +9,15 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from cairn.changes import Change
+from cairn.changes import MAX_CONSUMED_ROLLOUTS, Change
+from cairn.consumption import plan_consumption
 from cairn.errors import InvalidCursorError, RecordNotFoundError
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport
 from cairn.store._sqlite_codec import decode_vector, encode_time, encode_vector
 from cairn.store._sqlite_connection import SQLiteDatabase
 from cairn.store._sqlite_listing import listing_query
+from cairn.store._sqlite_rollouts import read_rollouts, save_rollout
 from cairn.store.cursor import decode_cursor, encode_cursor
 from cairn.store.paging import check_limit
 from cairn.versioning import Write, lineage, plan_writes, tombstone, touched_ids
@@ -37,16 +39,23 @@ class SQLiteRecordStore:
         changes: Sequence[Change],
         *,
         snapshot: Mapping[str, int] | None = None,
+        consume_rollouts: Sequence[str] = (),
     ) -> tuple[RecordVersion, ...]:
-        """Append the versions ``changes`` imply in one transaction, all or nothing."""
+        """Append the versions ``changes`` imply and consume the rollouts in one transaction,
+        all or nothing."""
         with self._db.transaction(write=True) as conn:
             wanted = list(dict.fromkeys([*touched_ids(changes), *(snapshot or {})]))
             heads = _heads(conn, scope, wanted)
-            # plan_writes raises (conflict, not found, invalid) before anything is written;
+            now = self._clock.now()
+            # Both planners raise (conflict, not found, invalid) before anything is written;
             # the transaction then rolls back an empty change set.
-            writes = plan_writes(scope, changes, heads, self._clock.now(), snapshot)
+            writes = plan_writes(scope, changes, heads, now, snapshot)
+            found = read_rollouts(conn, scope, consume_rollouts[: MAX_CONSUMED_ROLLOUTS + 1])
+            consumed = plan_consumption(found, consume_rollouts, now)
             for write in writes:
                 _insert(conn, write)
+            for rollout in consumed:
+                save_rollout(conn, rollout)
             return tuple(write.version for write in writes)
 
     def get(self, scope: Scope, record_id: str) -> RecordVersion:

@@ -11,13 +11,16 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
+from cairn.consumption import check_staged_evidence
 from cairn.errors import RolloutNotFoundError
 from cairn.models import Event, EventInput, Scope
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock
 from cairn.rollouts import (
+    EVIDENCE_ID_PREFIX,
     Appended,
     EventRef,
     Rollout,
+    RolloutKind,
     RolloutState,
     SessionCounters,
     TriggerPolicy,
@@ -56,7 +59,19 @@ def _save_counters(conn: sqlite3.Connection, counters: SessionCounters) -> None:
     )
 
 
-def _save_rollout(conn: sqlite3.Connection, rollout: Rollout) -> None:
+# Evidence rollout ids are exactly those in [EVIDENCE_ID_PREFIX, _EVIDENCE_END): "." follows "-".
+_EVIDENCE_END = EVIDENCE_ID_PREFIX[:-1] + "."
+_KIND_FILTERS = {
+    None: ("", ()),
+    "evidence": (" AND rollout_id >= ? AND rollout_id < ?", (EVIDENCE_ID_PREFIX, _EVIDENCE_END)),
+    "extraction": (
+        " AND (rollout_id < ? OR rollout_id >= ?)",
+        (EVIDENCE_ID_PREFIX, _EVIDENCE_END),
+    ),
+}
+
+
+def save_rollout(conn: sqlite3.Connection, rollout: Rollout) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO rollouts (memory_id, actor_id, rollout_id, state, due_at, data)"
         " VALUES (?, ?, ?, ?, ?, ?)",
@@ -94,7 +109,7 @@ class SQLiteRolloutStore:
             counters, claim = counted
             _save_counters(conn, counters)
             if claim is not None:
-                _save_rollout(conn, claim)
+                save_rollout(conn, claim)
         return Appended(event=stored, claim=claim)
 
     def events_for(
@@ -126,16 +141,29 @@ class SQLiteRolloutStore:
         with self._db.transaction(write=False) as conn:
             return _read_rollout(conn, scope, rollout_id)
 
-    def list_pending(self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
-        """The scope's unconsumed rollouts, oldest claim first."""
+    def list_pending(
+        self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE, kind: RolloutKind | None = None
+    ) -> tuple[Rollout, ...]:
+        """The scope's unconsumed rollouts (of ``kind``), oldest claim first."""
         check_limit(limit)
+        condition, bounds = _KIND_FILTERS[kind]
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
-                "SELECT data FROM rollouts WHERE memory_id = ? AND actor_id = ?"
-                " AND state <> 'consumed' ORDER BY rollout_id LIMIT ?",
-                (*_scope(scope), limit),
+                "SELECT data FROM rollouts WHERE memory_id = ? AND actor_id = ?"  # noqa: S608 - constant conditions, '?' placeholders only
+                f" AND state <> 'consumed'{condition} ORDER BY rollout_id LIMIT ?",
+                (*_scope(scope), *bounds, limit),
             ).fetchall()
         return tuple(Rollout.model_validate_json(data) for (data,) in rows)
+
+    def add_staged(self, scope: Scope, rollout: Rollout) -> Rollout:
+        """Insert the staged evidence rollout unless its id is there; return what is stored."""
+        check_staged_evidence(scope, rollout)
+        with self._db.transaction(write=True) as conn:
+            found = conn.execute(_ROLLOUT, (*_scope(scope), rollout.rollout_id)).fetchone()
+            if found is not None:
+                return Rollout.model_validate_json(found[0])
+            save_rollout(conn, rollout)
+        return rollout
 
     def mark(
         self,
@@ -153,7 +181,7 @@ class SQLiteRolloutStore:
             moved = advance(current, state, now, staging_key=staging_key, reason=reason)
             if moved is None:
                 return current
-            _save_rollout(conn, moved)
+            save_rollout(conn, moved)
             return moved
 
     def claim_idle(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
@@ -172,7 +200,7 @@ class SQLiteRolloutStore:
                     continue
                 counters, claim = claimed
                 _save_counters(conn, counters)
-                _save_rollout(conn, claim)
+                save_rollout(conn, claim)
                 claims.append(claim)
         return tuple(claims)
 
@@ -200,6 +228,18 @@ class SQLiteRolloutStore:
 
 def _scope(scope: Scope) -> tuple[str, str]:
     return scope.memory_id, scope.actor_id
+
+
+def read_rollouts(
+    conn: sqlite3.Connection, scope: Scope, rollout_ids: Sequence[str]
+) -> dict[str, Rollout]:
+    """The named rollouts of the scope that exist, by id (for an apply that consumes them)."""
+    found: dict[str, Rollout] = {}
+    for rid in dict.fromkeys(rollout_ids):
+        row = conn.execute(_ROLLOUT, (*_scope(scope), rid)).fetchone()
+        if row is not None:
+            found[rid] = Rollout.model_validate_json(row[0])
+    return found
 
 
 def _read_rollout(conn: sqlite3.Connection, scope: Scope, rollout_id: str) -> Rollout:

@@ -2,7 +2,9 @@
 
 ``DynamoDBBackend(boto3.client("dynamodb"), items_table=..., events_table=...).stores()``
 gives a ``RecordStore``, an ``EventStore`` and a ``JournalStore`` that behave exactly like the
-in-memory reference (``tests/conformance`` runs against this one on moto).
+in-memory reference (``tests/conformance`` runs against this one on moto), plus the rollout index
+and what the AgentCore API keeps beside them: memory configurations, client-token claims and
+the record directory (``_dynamodb_api_state``, ``_dynamodb_directory``).
 
 - The client is injected (a low-level boto3 DynamoDB client) and owned by the caller; nothing
   here creates clients, reads the environment or touches AWS at import. Configure retries and
@@ -24,13 +26,16 @@ from typing import Any
 
 from cairn.clock import SystemClock
 from cairn.ports import Clock, Stores
+from cairn.store._dynamodb_api_state import DynamoDBIdempotencyStore, DynamoDBMemoryConfigStore
 from cairn.store._dynamodb_client import DynamoDBClient
+from cairn.store._dynamodb_directory import DynamoDBRecordDirectory
 from cairn.store._dynamodb_events import DynamoDBEventStore, DynamoDBJournalStore
 from cairn.store._dynamodb_records import DynamoDBRecordStore
 from cairn.store._dynamodb_rollouts import DynamoDBRolloutStore
 
 __all__ = [
     "DynamoDBBackend",
+    "DynamoDBClient",  # the one request and error-translation point, for adapters built on it
     "DynamoDBEventStore",
     "DynamoDBJournalStore",
     "DynamoDBRecordStore",
@@ -67,6 +72,9 @@ class DynamoDBBackend:
             rollouts=DynamoDBRolloutStore(
                 self._db, items=self.items_table, events=self.events_table, clock=self.clock
             ),
+            memories=DynamoDBMemoryConfigStore(self._db, self.items_table),
+            idempotency=DynamoDBIdempotencyStore(self._db, self.items_table),
+            directory=DynamoDBRecordDirectory(self._db, self.items_table),
         )
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from cairn.changes import Change
 from cairn.clock import SystemClock
+from cairn.consumption import plan_consumption
 from cairn.errors import (
     EventNotFoundError,
     InvalidInputError,
@@ -93,12 +94,18 @@ class InMemoryRecordStore:
         changes: Sequence[Change],
         *,
         snapshot: Mapping[str, int] | None = None,
+        consume_rollouts: Sequence[str] = (),
     ) -> tuple[RecordVersion, ...]:
         with self._b.lock:
             records = self._b.versions[scope]
             wanted = set(touched_ids(changes)) | set(snapshot or {})
             heads = {rid: records[rid][-1] for rid in wanted if rid in records}
-            writes = plan_writes(scope, changes, heads, self._b.clock.now(), snapshot)
+            now = self._b.clock.now()
+            writes = plan_writes(scope, changes, heads, now, snapshot)
+            rollouts = self._b.rollout_rows.rollouts.setdefault(scope, {})
+            consumed = plan_consumption(rollouts, consume_rollouts, now)
+            for rollout in consumed:
+                rollouts[rollout.rollout_id] = rollout
             for write in writes:  # plan_writes raised already if anything was wrong
                 version = write.version
                 records.setdefault(version.record_id, []).append(version)

@@ -9,6 +9,9 @@ never what it says). FIFO attributes:
 - ``MessageDeduplicationId`` = the rollout id: announcing the same rollout again within SNS's
   five-minute window (a sweep finishing a release that crashed after publishing) delivers it
   once. A deliberate re-announcement comes later than that (``cairn.rollouts.REDELIVER_AFTER``).
+- message attribute ``kind`` = ``extraction`` or ``evidence`` (``cairn.rollouts.rollout_kind``):
+  each queue's subscription filter takes only its kind (the extraction queue never sees a run's
+  evidence, the consolidation queue never sees an extraction rollout).
 
 The caller's role needs ``sns:Publish`` on the topic, and ``kms:GenerateDataKey`` /
 ``kms:Decrypt`` on its key. ``botocore`` errors are translated here, by code, always chained.
@@ -37,6 +40,10 @@ from cairn.errors import (
 )
 from cairn.extract.rollout import RolloutNotice, encode_notice
 from cairn.models import Scope
+from cairn.rollouts import rollout_kind
+
+# The message attribute subscriptions filter on (infra.components.fanout).
+KIND_ATTRIBUTE = "kind"
 
 _RETRYABLE_CODES = frozenset(
     {
@@ -82,6 +89,9 @@ class SNSNotifier:
                 Message=encode_notice(notice),
                 MessageGroupId=message_group(scope),
                 MessageDeduplicationId=rollout_id,
+                MessageAttributes={
+                    KIND_ATTRIBUTE: {"DataType": "String", "StringValue": rollout_kind(rollout_id)}
+                },
             )
         except ClientError as exc:
             raise _translate(exc, self.topic_arn) from exc

@@ -3,6 +3,11 @@
 ListEvents answers newest first (the order AgentCore clients rely on: Strands reverses the
 list, and reads ``events[0]`` as the latest state, reference §2), with branch and metadata
 filters applied here over the session's events.
+
+CreateEvent and IngestData append through the extraction pipeline when the context has one
+(``RolloutPipeline.append``): the event is counted toward the memory's triggers in the same
+transaction that stores it, and a rollout that fires is staged and announced, exactly as a
+library append (docs/extraction.md). ``extractionMode: SKIP`` stores the event uncounted.
 """
 
 from __future__ import annotations
@@ -17,18 +22,36 @@ from cairn.api.filters import check_filters, matches
 from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
 from cairn.api.operations.paging import DEFAULT_MAX_RESULTS, page_of
 from cairn.errors import EventNotFoundError
+from cairn.extract.triggers import policy_for
+from cairn.memories import MemoryConfig
 from cairn.models import Event, EventInput, Scope
 from cairn.ports import MAX_PAGE_SIZE, EventStore
 from cairn.store.paging import event_sort_key
 
 MAIN_BRANCH = "main"
+SKIP_EXTRACTION = "SKIP"
+
+
+def append_event(
+    ctx: ApiContext, memory: MemoryConfig, scope: Scope, event: EventInput, params: dict[str, Any]
+) -> Event:
+    """Store ``event``, counted toward the memory's triggers when the context runs extraction
+    (and the caller did not ask to skip it)."""
+    if ctx.extraction is None:
+        return ctx.events.append(scope, event)
+    skipped = params.get("extractionMode") == SKIP_EXTRACTION
+    return ctx.extraction.append(scope, event, None if skipped else policy_for(memory)).event
 
 
 def _append_once(
-    ctx: ApiContext, operation: str, params: dict[str, Any], scope: Scope, event: EventInput
+    ctx: ApiContext,
+    memory: MemoryConfig,
+    params: dict[str, Any],
+    scope: Scope,
+    event: EventInput,
 ) -> dict[str, Any]:
     def execute() -> Outcome:
-        stored = ctx.events.append(scope, event)
+        stored = append_event(ctx, memory, scope, event, params)
         return Outcome(
             response={"event": event_to_wire(stored)},
             # The event itself carries content: the claim keeps where it is, not what it says.
@@ -51,7 +74,7 @@ def _append_once(
     return run_once(
         ctx,
         scope=scope.memory_id,
-        operation=operation,
+        operation="CreateEvent",
         params=params,
         execute=execute,
         replay=replay,
@@ -72,7 +95,7 @@ def create_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
             raise ApiError.not_found(
                 f"the branch's rootEventId {root!r} is not an event of this session"
             ) from None
-    return _append_once(ctx, "CreateEvent", params, scope, event)
+    return _append_once(ctx, memory, params, scope, event)
 
 
 def ingest_data(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +111,7 @@ def ingest_data(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     event = event_input_from_wire(body, session_id=session_id, timestamp_key="contentTimestamp")
 
     def execute() -> Outcome:
-        ctx.events.append(scope, event)
+        append_event(ctx, memory, scope, event, params)
         return as_stored({"sessionId": session_id})
 
     return run_once(

@@ -2,8 +2,9 @@
 
 A memory is ACTIVE as soon as CreateMemory answers (nothing is provisioned), so the SDK's
 ``create_memory_and_wait`` returns at its first poll. DeleteMemory is synchronous: it erases
-every event, record and journal entry of the memory (content destroyed, tombstones with
-digests kept, as ``cairn erase``) before it answers ``DELETING``; a GetMemory after it is 404.
+every event, record, journal entry, rollout and staged payload of the memory (content destroyed,
+tombstones with digests kept; ``cairn.erasure.erase_actor``, as ``cairn erase``) before it
+answers ``DELETING``; a GetMemory after it is 404.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from cairn.api.operations.strategies import (
     strategy_to_wire,
 )
 from cairn.api.operations.updates import updated_memory
+from cairn.erasure import erase_actor
 from cairn.memories import (
     IndexedKey,
     MemoryConfig,
@@ -150,12 +152,9 @@ def delete_memory(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
                 memory.revised(ctx.clock.now(), status=MemoryStatus.DELETING),
                 expected_revision=memory.revision,
             )
+        staging = ctx.extraction.staging if ctx.extraction is not None else None
         for actor in sorted(_actors_of(ctx, memory.memory_id)):
-            scope = scope_of(memory, actor)
-            ctx.records.erase_scope(scope)
-            ctx.events.erase_scope(scope)
-            ctx.stores.journal.erase_scope(scope)
-            ctx.directory.erase_scope(scope)
+            erase_actor(ctx.stores, scope_of(memory, actor), staging=staging)
         ctx.memories.delete(memory.memory_id)
         return as_stored({"memoryId": memory.memory_id, "status": MemoryStatus.DELETING.value})
 

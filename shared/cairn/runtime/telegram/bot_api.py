@@ -12,20 +12,10 @@ import urllib.error
 import urllib.request
 from typing import Any, Protocol
 
-from cairn.errors import CairnError
+from cairn.errors import BotApiRejectedError, BotApiUnavailableError
 
 DEFAULT_BASE_URL = "https://api.telegram.org"
 MAX_MESSAGE_CHARS = 4096
-
-
-class BotApiUnavailableError(CairnError):
-    """Telegram is throttling (429) or failing (5xx), or did not answer: try again later."""
-
-    retryable = True
-
-
-class BotApiRejectedError(CairnError):
-    """Telegram refused the request (4xx other than 429): retrying the same one cannot help."""
 
 
 class MessageSender(Protocol):

@@ -9,7 +9,7 @@ Item shapes (docs/dynamodb.md, "Telegram"):
   (TTL, the same instant as ``lu``).
 
 One partition per chat and per update, so no bot-wide hot key. Errors are translated by
-``cairn.store._dynamodb_client`` (a failed condition is ``ConflictError``).
+``cairn.store.dynamodb.DynamoDBClient`` (a failed condition is ``ConflictError``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 from cairn.errors import ConflictError
 from cairn.runtime.telegram.sessions import ChatState
 from cairn.runtime.telegram.state import UpdateClaim
-from cairn.store._dynamodb_client import DynamoDBClient
+from cairn.store.dynamodb import DynamoDBClient
 
 PREFIX = "TG#"
 

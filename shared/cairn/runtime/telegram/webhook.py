@@ -20,13 +20,13 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
-from cairn.errors import ConflictError, ModelRejectedError
+from cairn.errors import BotApiRejectedError, ConflictError, ModelRejectedError
 from cairn.llm.request import ModelRequest
 from cairn.models import Event, Role, Scope
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, ModelProvider, Stores
 from cairn.runtime.local import Appender
 from cairn.runtime.session import MemorySession
-from cairn.runtime.telegram.bot_api import BotApiRejectedError, MessageSender
+from cairn.runtime.telegram.bot_api import MessageSender
 from cairn.runtime.telegram.conversation import conversation
 from cairn.runtime.telegram.sessions import ChatState, actor_for_chat, next_chat_state
 from cairn.runtime.telegram.settings import TelegramSettings

@@ -1,0 +1,68 @@
+"""Every benchmark, in order: ``python -m benchmarks [--quick]`` (what ``make bench`` runs).
+
+1. quality: recall on the LoCoMo dev split, the ideas, the budget curve, the policy sweep
+2. speed: recall at 1k/10k/100k records, memory, append, render, formation, DynamoDB requests
+3. peer_mem0: mem0 OSS beside cairn on the same turns and questions
+4. cost: the cost model (docs/cost.md), once ``benchmarks.cost`` exists (issue 8, part 4)
+
+A full run rewrites its sections of docs/benchmarks.md and docs/img/; ``--quick`` runs each on
+a small slice, prints, and writes nothing. A step that fails is reported and the others still
+run; the exit status is non-zero if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+
+STEPS = ("quality", "speed", "peer_mem0", "cost")
+
+
+def _step(name: str) -> Callable[[list[str]], int] | None:
+    """The ``main`` of ``benchmarks.<name>``, or ``None`` if that module does not exist yet."""
+    try:
+        module = importlib.import_module(f"benchmarks.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"benchmarks.{name}":
+            return None
+        raise
+    main: Callable[[list[str]], int] = module.main
+    return main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a small slice of each; no writes")
+    parser.add_argument("--only", choices=STEPS, action="append", help="run just these steps")
+    args = parser.parse_args(argv)
+    forwarded = ["--quick"] if args.quick else []
+    failed: list[str] = []
+    started = time.perf_counter()
+    for name in args.only or STEPS:
+        began = time.perf_counter()
+        print(f"== benchmarks.{name}", file=sys.stderr)
+        try:
+            step = _step(name)
+            if step is None:
+                # The hook for part 4: the cost model needs the extraction pipeline's numbers.
+                print(f"benchmarks.{name}: not written yet; skipped", file=sys.stderr)
+                continue
+            status = step(forwarded)
+        except Exception:  # one broken step must not hide the others' results
+            traceback.print_exc()
+            status = 1
+        if status != 0:
+            failed.append(name)
+        print(f"== benchmarks.{name}: {time.perf_counter() - began:.0f} s", file=sys.stderr)
+    print(f"== all benchmarks: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

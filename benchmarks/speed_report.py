@@ -1,0 +1,182 @@
+"""The speed page's section: what was measured, as tables a reader can link to row by row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks import report, synthetic
+from benchmarks.speed_dynamodb import Counted
+from benchmarks.speed_memory import PeakMemory
+from benchmarks.speed_paths import AppendResult
+from benchmarks.speed_recall import SESSION_FACTS, Breakdown, SizeResult
+from benchmarks.timing import Timing
+
+DOCS_DIR = report.DOCS_PATH.parent
+
+
+@dataclass
+class SpeedRun:
+    """Everything one run of the speed benchmark measured."""
+
+    quick: bool
+    sizes: list[SizeResult] = field(default_factory=list)
+    breakdowns: list[Breakdown] = field(default_factory=list)
+    fill_seconds: dict[int, float] = field(default_factory=dict)
+    fill_records: dict[int, int] = field(default_factory=dict)
+    appends: AppendResult | None = None
+    rendering: Timing | None = None
+    formation: Timing | str | None = None
+    memory: PeakMemory | None = None
+    memory_records: int = 0
+    dynamodb: list[Counted] = field(default_factory=list)
+    dynamodb_records: int = 0
+    seconds: float = 0.0
+    command: str = ""
+    date: str = ""
+
+
+def _anchor(name: str, label: str) -> str:
+    return f'<a id="{name}"></a>{label}'
+
+
+def _recall_table(run: SpeedRun) -> str:
+    header = ["records", "recall runs", "query embedded: median ms", "p95 ms"]
+    header += ["vector given: median ms", "p95 ms", "embedding alone: median ms", "p95 ms"]
+    header += ["entries shown", "write (records/s)"]
+    rows: list[list[object]] = []
+    for size in run.sizes:
+        written = run.fill_records.get(size.records, 0)
+        seconds = run.fill_seconds.get(size.records, 0.0)
+        rows.append(
+            [
+                _anchor(f"speed-recall-{size.records}", f"{size.records:,}"),
+                size.end_to_end.runs,
+                *size.end_to_end.cells()[1:],
+                *size.engine_only.cells()[1:],
+                *size.embedding.cells()[1:],
+                f"{size.entries:.1f}",
+                f"{written / seconds:,.0f}" if seconds else "-",
+            ]
+        )
+    return report.table(header, rows)
+
+
+def _breakdown_table(run: SpeedRun) -> str:
+    header = [
+        "records",
+        "read heads (list_records)",
+        "fetch vectors",
+        "score (tokens, BM25, cosine)",
+    ]
+    header += ["order (floor, context, signals, rank)", "dedup + clamp + render", "total ms"]
+    rows: list[list[object]] = []
+    for b in run.breakdowns:
+        parts = (b.list_heads, b.fetch_vectors, b.score, b.order, b.select_and_render)
+        total = sum(parts)
+        cells = [f"{p:.0f} ({p / total:.0%})" if total else "-" for p in parts]
+        rows.append([_anchor(f"speed-split-{b.records}", f"{b.records:,}"), *cells, f"{total:.0f}"])
+    return report.table(header, rows)
+
+
+def _paths_table(run: SpeedRun) -> str:
+    header = ["path (embedded SQLite store, 1k records)", "runs", "median ms", "p95 ms"]
+    rows: list[list[object]] = []
+    if run.appends is not None:
+        rows.append([_anchor("speed-append", "append one event"), *run.appends.single.cells()])
+        rows.append(
+            [
+                _anchor("speed-append-sustained", "sustained append"),
+                run.appends.sustained_events,
+                f"{run.appends.sustained_per_second:,.0f} events/s",
+                "-",
+            ]
+        )
+    if run.rendering is not None:
+        label = "render a block (clamp + render, 8 entries)"
+        rows.append([_anchor("speed-render", label), *run.rendering.cells()])
+    if isinstance(run.formation, Timing):
+        label = "form one candidate (read, embed, neighbours, judge, apply)"
+        rows.append([_anchor("speed-formation", label), *run.formation.cells()])
+    elif run.formation is not None:
+        rows.append([_anchor("speed-formation", run.formation), "-", "-", "-"])
+    return report.table(header, rows)
+
+
+def _memory_line(run: SpeedRun) -> str:
+    if run.memory is None:
+        return ""
+    m = run.memory
+    return (
+        f'<a id="speed-memory"></a>Peak memory of one recall at {run.memory_records:,} records '
+        f"(fresh process, query vector given, journal off): {m.traced_peak_mb:.0f} MB of "
+        f"Python-tracked allocations at the peak of the recall (`tracemalloc`, numpy arrays "
+        f"included); the process's peak resident set went from {m.rss_before_mb:.0f} MB "
+        f"(interpreter, libraries, SQLite open) to {m.rss_after_mb:.0f} MB."
+    )
+
+
+def _dynamodb_table(run: SpeedRun) -> str:
+    header = ["operation (DynamoDB on moto)", "requests", "by API"]
+    rows = [
+        [
+            _anchor(f"speed-ddb-{i}", c.operation),
+            c.total,
+            ", ".join(f"{name} {n}" for name, n in sorted(c.requests.items())),
+        ]
+        for i, c in enumerate(run.dynamodb)
+    ]
+    return report.table(header, rows)
+
+
+def render_speed(run: SpeedRun, image: Path | None) -> str:
+    parts = [
+        "## Speed and scale",
+        "",
+        f"- command: `{run.command}`",
+        f"- date: {run.date}",
+        *(f"- {line}" for line in report.machine_facts()),
+        f"- total wall time: {run.seconds:.0f} s",
+        f"- records: procedural one-line facts (`benchmarks/synthetic.py`), one user-sourced "
+        f"record each in one scope, sessions of {SESSION_FACTS} facts a minute apart; vectors "
+        f"from the ONNX MiniLM embedder for the first {synthetic.REAL_VECTORS:,} facts, then "
+        "those vectors plus seeded Gaussian noise (cosine ~0.75 to their source), renormalised: "
+        "real geometry, synthetic beyond 1k",
+        "- recall: `cairn.recall.recall` as shipped (default policy, top_k 8, 4 KB block, "
+        "journal written), questions cycled from a fixed list, one warm-up call first; "
+        '"vector given" answers the query from vectors embedded beforehand, so it times the '
+        "engine and the store alone",
+        "",
+        "### Recall latency by scope size",
+        "",
+        _recall_table(run),
+        "",
+    ]
+    if image is not None:
+        relative = image.relative_to(DOCS_DIR).as_posix()
+        parts += [f"![recall latency against record count]({relative})", ""]
+    parts += [
+        "### Where a recall's time goes (one recall per size, query vector given)",
+        "",
+        "Each step timed on its own, in order, outside `recall` (so the total is close to, not "
+        "equal to, a recall's time): the two port reads, the scoring `gather` does on what they "
+        "return, then the pure steps.",
+        "",
+        _breakdown_table(run),
+        "",
+        _memory_line(run),
+        "",
+        "### Other paths",
+        "",
+        _paths_table(run),
+        "",
+    ]
+    parts += [
+        f"### Requests per operation, DynamoDB on moto ({run.dynamodb_records:,} records)",
+        "",
+        "moto serves DynamoDB in process, so only request counts carry over, not times.",
+        "",
+        _dynamodb_table(run),
+        "",
+    ]
+    return "\n".join(parts)

@@ -1,0 +1,267 @@
+"""Checking a consolidation answer against its request, and planning the store changes it means.
+
+``plan_answer`` is pure: the answer's aliases are mapped back to the records and evidence
+rollouts of this pass (``PassView``; an alias the request did not assign, or a record named by
+two changes, makes the answer invalid) and each proposed change becomes ``cairn.changes``
+values for one atomic apply:
+
+- ``add``: a ``Create`` in the memory's fact or preference namespace, citing the evidence
+  (``Source(kind=model, rollout_id=..., run_id=...)``), its confidence capped as inferred; an
+  exact repeat of a shown record confirms it (``FoldIn``) instead. With ``supersedes`` it is a
+  ``Supersede``: the old record is kept, marked superseded and linked to the new one.
+- ``merge``: the records fold into one keeper (the user-stated one first, then the most
+  recently confirmed): ``SupersedeBy`` for each other record, and a ``Revise`` of the keeper
+  with the merged line (left as it is when the keeper is user-stated: merges are humble),
+  tags unioned and the higher confidence kept.
+- ``retract``: a ``Retract`` with the reason and the evidence rollout ids.
+- ``contradiction``: ``cairn.consolidate.contradictions.resolve_contradiction``.
+
+Every failure raises ``InvalidModelOutputError`` with a reason that quotes no content, so the
+structured-output retry can show it to the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cairn.changes import (
+    Change,
+    Create,
+    FoldIn,
+    NewRecord,
+    RecordPatch,
+    Retract,
+    Revise,
+    Supersede,
+    SupersedeBy,
+)
+from cairn.consolidate.answers import (
+    AddChange,
+    ConsolidationAnswer,
+    ContradictionChange,
+    MergeChange,
+    ProposedChange,
+    RetractChange,
+)
+from cairn.consolidate.contradictions import resolve_contradiction, unmark_partners
+from cairn.consolidate.evidence import EvidencePayload
+from cairn.consolidate.policy import ConsolidationPolicy
+from cairn.consolidate.targets import NamespaceTargets
+from cairn.errors import InvalidModelOutputError
+from cairn.models import Frozen, RecordVersion, Source, SourceKind, Trust, content_digest
+
+
+class ConsolidationCounts(Frozen):
+    """What a pass changed, for metrics (never content)."""
+
+    added: int = 0
+    folded_in: int = 0
+    merged: int = 0
+    retracted: int = 0
+    superseded: int = 0
+    contested: int = 0
+    unmarked: int = 0
+
+
+@dataclass(frozen=True)
+class PassView:
+    """What the request showed under each alias, and where additions go."""
+
+    records: Mapping[int, RecordVersion]
+    evidence: Mapping[int, EvidencePayload]
+    targets: NamespaceTargets
+
+
+@dataclass
+class Planned:
+    """The store changes an answer means, and their counts."""
+
+    changes: list[Change] = field(default_factory=list)
+    counts: ConsolidationCounts = field(default_factory=ConsolidationCounts)
+
+    def add(self, changes: Sequence[Change], **counts: int) -> None:
+        self.changes.extend(changes)
+        update = {name: getattr(self.counts, name) + value for name, value in counts.items()}
+        self.counts = self.counts.model_copy(update=update)
+
+
+def _named_records(change: ProposedChange) -> tuple[int, ...]:
+    if isinstance(change, MergeChange | ContradictionChange):
+        return tuple(change.records)
+    if isinstance(change, RetractChange):
+        return (change.record,)
+    return (change.supersedes,) if change.supersedes is not None else ()
+
+
+def check_answer(view: PassView, answer: ConsolidationAnswer) -> None:
+    """Raise ``InvalidModelOutputError`` unless every alias was shown and each record is named
+    by at most one change."""
+    named: set[int] = set()
+    for position, change in enumerate(answer.changes, start=1):
+        for alias in change.evidence:
+            if alias not in view.evidence:
+                raise InvalidModelOutputError(
+                    f"change {position} cites evidence {alias}, which was not shown (the "
+                    f"evidence aliases are 1-{len(view.evidence)})"
+                )
+        for alias in _named_records(change):
+            if alias not in view.records:
+                raise InvalidModelOutputError(
+                    f"change {position} names record {alias}, which was not shown (the record "
+                    f"aliases are 1-{len(view.records)})"
+                )
+            if alias in named:
+                raise InvalidModelOutputError(
+                    f"record {alias} is named by more than one change; name each record once"
+                )
+            named.add(alias)
+
+
+def plan_answer(
+    view: PassView, answer: ConsolidationAnswer, policy: ConsolidationPolicy
+) -> Planned:
+    """The store changes ``answer`` means; ``InvalidModelOutputError`` if it does not fit its
+    request or needs more than ``policy.max_changes`` store changes."""
+    check_answer(view, answer)
+    planned = Planned()
+    claimed = {view.records[a].record_id for c in answer.changes for a in _named_records(c)}
+    for change in answer.changes:
+        if isinstance(change, AddChange):
+            _add(view, change, policy, claimed, planned)
+        elif isinstance(change, MergeChange):
+            _merge(view, change, planned)
+        elif isinstance(change, RetractChange):
+            planned.add([_retract(view, change)], retracted=1)
+        else:
+            _contradiction(view, change, planned)
+    retired = [c.record_id for c in planned.changes if isinstance(c, Retract | SupersedeBy)]
+    if len(planned.changes) > policy.max_changes:
+        raise InvalidModelOutputError(
+            f"the changes need {len(planned.changes)} store changes, over the "
+            f"{policy.max_changes} one commit holds; propose fewer changes"
+        )
+    unmark = unmark_partners(retired, list(view.records.values()), claimed)
+    if len(planned.changes) + len(unmark) <= policy.max_changes:
+        planned.add(unmark, unmarked=len(unmark))
+    return planned
+
+
+def _sources(view: PassView, aliases: Sequence[int]) -> tuple[Source, ...]:
+    return tuple(
+        Source(
+            kind=SourceKind.MODEL,
+            rollout_id=view.evidence[a].rollout_id,
+            run_id=view.evidence[a].run_id,
+            session_id=view.evidence[a].session_id,
+        )
+        for a in dict.fromkeys(aliases)
+    )
+
+
+def _rollout_ids(view: PassView, aliases: Sequence[int]) -> tuple[str, ...]:
+    return tuple(view.evidence[a].rollout_id for a in dict.fromkeys(aliases))
+
+
+def _seen_at(view: PassView, aliases: Sequence[int]) -> datetime:
+    return max(view.evidence[a].completed_at for a in aliases)
+
+
+def _add(
+    view: PassView,
+    change: AddChange,
+    policy: ConsolidationPolicy,
+    claimed: set[str],
+    planned: Planned,
+) -> None:
+    digest = content_digest(change.content)
+    repeat = next((v for v in view.records.values() if v.content_digest == digest), None)
+    sources = _sources(view, change.evidence)
+    seen_at = _seen_at(view, change.evidence)
+    if repeat is not None and change.supersedes is None:
+        if repeat.record_id in claimed:
+            return  # another change settles that record; the repeat adds nothing
+        claimed.add(repeat.record_id)
+        # A confirmation of the user's own words stays theirs: trust never falls for it.
+        cited = () if repeat.trust is Trust.TRUSTED else sources
+        planned.add(
+            [FoldIn(record_id=repeat.record_id, add_sources=cited, seen_at=seen_at)], folded_in=1
+        )
+        return
+    namespace, strategy = view.targets.for_category(change.category)
+    record = NewRecord(
+        namespace=namespace,
+        strategy=strategy,
+        category=change.category,
+        content=change.content,
+        confidence=min(change.confidence, policy.inferred_confidence_cap),
+        tags=change.tags,
+        sources=sources,
+        seen_at=seen_at,
+    )
+    if change.supersedes is None:
+        planned.add([Create(record=record)], added=1)
+        return
+    # The evidence decided: the old record keeps its row, marked and linked to the new one.
+    old = view.records[change.supersedes]
+    planned.add([Supersede(record_id=old.record_id, replacement=record)], added=1, superseded=1)
+
+
+def _keeper(versions: Sequence[RecordVersion]) -> RecordVersion:
+    return max(
+        versions,
+        key=lambda v: (v.trust is Trust.TRUSTED, v.last_seen_at, v.seen_count, v.record_id),
+    )
+
+
+def _merge(view: PassView, change: MergeChange, planned: Planned) -> None:
+    versions = [view.records[a] for a in change.records]
+    keeper = _keeper(versions)
+    evidence = _rollout_ids(view, change.evidence)
+    changes: list[Change] = [
+        SupersedeBy(
+            record_id=v.record_id,
+            successor_id=keeper.record_id,
+            reason="a repeat, merged into its successor",
+            evidence=evidence,
+        )
+        for v in versions
+        if v.record_id != keeper.record_id
+    ]
+    text = None
+    if (
+        keeper.trust is not Trust.TRUSTED
+        and content_digest(change.content) != keeper.content_digest
+    ):
+        text = change.content
+    tags = tuple(dict.fromkeys(t for v in (keeper, *versions) for t in v.tags))
+    confidence = max(v.confidence for v in versions)
+    patch = RecordPatch(
+        content=text,
+        tags=tags if tags != keeper.tags else None,
+        confidence=confidence if confidence != keeper.confidence else None,
+    )
+    if patch.model_dump(exclude_none=True):
+        cited = _sources(view, change.evidence) if text is not None else ()
+        changes.append(Revise(record_id=keeper.record_id, patch=patch, add_sources=cited))
+    planned.add(changes, merged=len(versions) - 1)
+
+
+def _retract(view: PassView, change: RetractChange) -> Retract:
+    record = view.records[change.record]
+    ids = " ".join(_rollout_ids(view, change.evidence))
+    return Retract(record_id=record.record_id, reason=f"{change.reason} (evidence: {ids})"[:256])
+
+
+def _contradiction(view: PassView, change: ContradictionChange, planned: Planned) -> None:
+    first, second = (view.records[a] for a in change.records)
+    holds = view.records[change.holds] if change.holds is not None else None
+    changes = resolve_contradiction(
+        (first, second),
+        holds,
+        evidence=_rollout_ids(view, change.evidence),
+        reason=change.reason,
+    )
+    decided = any(isinstance(c, SupersedeBy) for c in changes)
+    planned.add(changes, superseded=1 if decided else 0, contested=0 if decided else 1)

@@ -1,0 +1,48 @@
+"""Erasing an actor: every place one actor's memory and conversation live, in one call.
+
+``erase_actor(stores, scope, staging=...)`` is what ``cairn erase --all-of-actor`` and the API's
+DeleteMemory (for each actor) run, so the two can never disagree on what an erase covers:
+
+1. the rollout index (counters and rollouts), first, so no sweep stages anything again;
+2. the staged rollout payloads, which hold conversation text (S3, or files beside the store);
+3. the events, 4. the records (tombstones with digests stay), 5. the recall journal,
+6. the record directory's placements (where the AgentCore API filed records).
+
+Each store's erase is idempotent, so an erase that failed halfway is finished by running it
+again. A store the backend does not have (no rollout index, no directory) holds nothing to
+erase; without ``staging`` no payload is touched, which is only right where nothing was staged.
+"""
+
+from __future__ import annotations
+
+from cairn.models import Frozen, Scope
+from cairn.ports import EraseReport, StagingStore, Stores
+
+
+class ActorErased(Frozen):
+    """What erasing one actor destroyed, store by store."""
+
+    records: EraseReport
+    events: int
+    journal_entries: int
+    placements: int = 0
+    rollouts: int = 0
+    payloads: int = 0
+
+
+def erase_actor(stores: Stores, scope: Scope, *, staging: StagingStore | None) -> ActorErased:
+    """Destroy everything of ``scope``'s actor in ``stores`` and ``staging``; see the module."""
+    rollouts = stores.rollouts.erase_scope(scope) if stores.rollouts is not None else 0
+    payloads = staging.erase_scope(scope) if staging is not None else 0
+    events = stores.events.erase_scope(scope)
+    records = stores.records.erase_scope(scope)
+    journal = stores.journal.erase_scope(scope)
+    placements = stores.directory.erase_scope(scope) if stores.directory is not None else 0
+    return ActorErased(
+        records=records,
+        events=events,
+        journal_entries=journal,
+        placements=placements,
+        rollouts=rollouts,
+        payloads=payloads,
+    )
