@@ -44,8 +44,8 @@ ONE_AT_A_TIME: dict[str, tuple[Any, ...]] = {
     "keyword_floor": (0.0, 0.3),
     "context_weight": (0.0, 0.7, 0.8, 0.95),
     "context_span": (1, 3),
-    "context_hits": (3, 20),
-    "entity_weight": (0.0, 0.1, 0.3, 0.5),
+    "context_hits": (1, 5, 10),
+    "entity_weight": (0.0, 0.1, 0.2, 0.3, 0.5),
     "temporal_weight": (0.0, 0.1, 0.4),
     "temporal_lag_days": (0.0, 30.0),
 }

@@ -1,0 +1,203 @@
+"""From measured operations to a month of a workload: ``Usage`` per operation, then composed.
+
+Two ways to run cairn on AWS are costed:
+
+- **library**: the agent's own process (a Lambda of yours, a container, a laptop) appends and
+  recalls through the ``cairn`` library against the tables; only extraction and the sweep run
+  in cairn's functions;
+- **API**: every append and retrieval is an AgentCore-style call through API Gateway to the API
+  function (CreateEvent, RetrieveMemoryRecords), the like-for-like shape with AgentCore Memory.
+
+What is not measured is estimated from stated inputs (``Inputs``): the latency of each AWS
+request, a hosted model's and embedder's (billed Lambda time while a function waits), Lambda's
+platform log lines,
+KMS data-key caching, and the event source mapping's polling of an idle queue.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, fields
+
+from benchmarks.cost_bench import Operation
+from benchmarks.cost_model import GB, Usage, Volumes, Workload, volumes, xray_traces
+from benchmarks.cost_prices import HOURS_PER_MONTH, SECONDS_PER_MONTH
+from benchmarks.cost_runs import Measurements
+from benchmarks.cost_stack import StackShape
+
+_S3_PUT_CLASS = frozenset({"PutObject", "CopyObject", "ListObjects", "ListObjectsV2"})
+_S3_FREE = frozenset({"DeleteObject", "DeleteObjects"})
+SHAPES = ("library", "api")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Assumptions the measurements cannot supply; each is printed in docs/cost.md."""
+
+    request_seconds: float = 0.010  # one AWS request's round trip from inside a function
+    model_seconds_per_call: float = 2.0  # a hosted model answering an extraction prompt
+    embed_seconds_per_text: float = 0.05  # one Titan v2 InvokeModel
+    platform_log_bytes: int = 500  # Lambda's platform start/report records per invocation
+    kms_cache_seconds: int = 300  # data keys are reused this long by each service
+    esm_pollers: int = 5  # the SQS event source mapping's long pollers on an idle queue
+    esm_wait_seconds: int = 20  # each long poll's wait
+
+
+def usage_of(op: Operation, stack: StackShape, inputs: Inputs) -> Usage:
+    """What one run of ``op`` bills, by the stack's configuration."""
+    requests, tally = op.tally.requests, op.tally
+    s3 = {name.split(".", 1)[1]: n for name, n in requests.items() if name.startswith("s3.")}
+    publishes = requests.get("sns.Publish", 0)
+    extra_queues = max(0, stack.topic_subscriptions - 1)  # the meter counted one delivery
+    usage = Usage(
+        dynamodb_rru=tally.read_units,
+        dynamodb_wru=tally.write_units + tally.index_write_units,
+        s3_put=sum(n for name, n in s3.items() if name in _S3_PUT_CLASS),
+        s3_get=sum(n for name, n in s3.items() if name not in _S3_PUT_CLASS | _S3_FREE),
+        sns_publishes=tally.sns_chunks,
+        sns_gb=tally.sns_bytes / GB,
+        sns_deliveries=publishes * max(1, stack.topic_subscriptions),
+        sqs_requests=tally.sqs_chunks + tally.sns_chunks * extra_queues,
+        apigw_requests=op.api_requests,
+    )
+    if op.function is None:
+        return usage
+    memory_gb = stack.functions[op.function].memory_gb
+    waiting = (
+        op.function_requests * inputs.request_seconds
+        + op.model.calls * inputs.model_seconds_per_call
+        + op.embeds.calls * inputs.embed_seconds_per_text
+    )
+    return usage + Usage(
+        lambda_invocations=op.invocations,
+        lambda_gb_seconds=memory_gb * (op.invocations * op.seconds + waiting),
+        log_gb=op.invocations * (op.log_bytes + inputs.platform_log_bytes) / GB,
+    )
+
+
+def _consolidation(use: dict[str, Usage], stack: StackShape) -> Usage:
+    """The consolidation function's pass on each notice, when the stack deploys it; its event
+    source mapping receives and deletes the notice (2 SQS requests the run does not make)."""
+    if "consolidate" not in use or "consolidation" not in stack.functions:
+        return Usage()
+    return use["consolidate"] + Usage(sqs_requests=2)
+
+
+def _at_least_zero(usage: Usage) -> Usage:
+    return Usage(**{f.name: max(0.0, getattr(usage, f.name)) for f in fields(usage)})
+
+
+@dataclass(frozen=True)
+class Month:
+    """A workload's month on one shape: usage, and the counts behind it."""
+
+    workload: Workload
+    shape: str
+    volume: Volumes
+    usage: Usage
+    invocations: Counter[str]
+    model_prompt_bytes: float
+    model_answer_bytes: float
+    embedded_bytes: float
+
+
+def month(
+    workload: Workload,
+    shape: str,
+    measured: Measurements,
+    stack: StackShape,
+    inputs: Inputs = Inputs(),
+) -> Month:
+    """``workload``'s month on ``shape`` (``library`` or ``api``), from the operations
+    measured at its records-per-actor size."""
+    ops = measured.by_size[workload.records_per_actor] | measured.shared
+    use = {key: usage_of(op, stack, inputs) for key, op in ops.items()}
+    v = volumes(workload)
+    sweeps = SECONDS_PER_MONTH / 60
+    if shape == "library":
+        per_message, per_recall = use["append"] * (1 / 6), use["recall"]
+    else:
+        per_message = _at_least_zero(use["create-event"] + use["release"] * -1) * (1 / 6)
+        per_recall = use["retrieve"]
+    consumers = use["consume"] + _consolidation(use, stack)
+    per_count_rollout = use["release"] + consumers
+    per_idle_rollout = _at_least_zero(use["sweep-claim"] + use["sweep-idle"] * -1) + consumers
+    usage = (
+        per_message * v.messages
+        + per_count_rollout * v.rollouts_by_count
+        + per_idle_rollout * v.rollouts_by_idle
+        + per_recall * v.recalls
+        + use["sweep-idle"] * sweeps
+        + _at_rest(v, measured, stack)
+    )
+    invocations: Counter[str] = Counter(extraction=round(v.rollouts), sweep=round(sweeps))
+    if "consolidate" in use and "consolidation" in stack.functions:
+        invocations["consolidation"] = round(v.rollouts)
+    if shape == "api":
+        invocations["api"] = round(v.messages + v.recalls)
+    calls = v.messages + v.recalls
+    usage += _estimated(usage, invocations, calls, ops, inputs, stack.queue_consumers)
+    recall_key = "recall" if shape == "library" else "retrieve"
+    return Month(
+        workload=workload,
+        shape=shape,
+        volume=v,
+        usage=usage,
+        invocations=invocations,
+        model_prompt_bytes=ops["consume"].model.prompt_bytes * v.rollouts,
+        model_answer_bytes=ops["consume"].model.answer_bytes * v.rollouts,
+        embedded_bytes=ops["consume"].embeds.prompt_bytes * v.rollouts
+        + ops[recall_key].embeds.prompt_bytes * v.recalls,
+    )
+
+
+def _at_rest(v: Volumes, measured: Measurements, stack: StackShape) -> Usage:
+    """A month of storage: the records, one month of events, journal entries and consumed
+    rollout markers (30-day TTL), plus the stack's keys and alarms."""
+    stored = measured.storage
+    table_bytes = (
+        v.records * stored.per_record
+        + v.messages * stored.per_event
+        + v.recalls * stored.per_journal_entry
+        + v.rollouts * stored.per_consumed_rollout
+    )
+    return Usage(dynamodb_gb_months=table_bytes / GB, kms_keys=stack.kms_keys, alarms=stack.alarms)
+
+
+def _estimated(
+    usage: Usage,
+    invocations: Counter[str],
+    calls: float,
+    ops: dict[str, Operation],
+    inputs: Inputs,
+    queues: int,
+) -> Usage:
+    """Quantities no request of ours shows: KMS data-key requests (one per service per cache
+    period while the service is used), the event source mapping's long polls of the queue,
+    X-Ray traces of the functions, and the custom metrics their logs publish."""
+    cap = SECONDS_PER_MONTH / inputs.kms_cache_seconds
+    callers: dict[str, list[float]] = {
+        # each principal reading the tables: the sweep, extraction, the caller (or the API)
+        "dynamodb": [invocations["sweep"], invocations["extraction"], calls],
+        "s3": [usage.s3_put + usage.s3_get],
+        "sns": [usage.sns_publishes],
+        "sqs": [invocations["extraction"], invocations["consolidation"]],
+    }
+    kms = sum(min(cap, n) for per_service in callers.values() for n in per_service if n > 0)
+    polls = queues * inputs.esm_pollers * SECONDS_PER_MONTH / inputs.esm_wait_seconds
+    return Usage(
+        kms_requests=kms,
+        sqs_requests=polls,
+        xray_traces=sum(xray_traces(n) for n in invocations.values()),
+        custom_metrics=_metric_months(invocations, ops),
+    )
+
+
+def _metric_months(invocations: Counter[str], ops: dict[str, Operation]) -> float:
+    """Custom metric-months: CloudWatch bills a metric for each hour it gets a data point, and
+    a function's metrics get one in at most as many hours as it is invoked."""
+    months = 0.0
+    for function, count in invocations.items():
+        names = frozenset().union(*(op.metrics for op in ops.values() if op.function == function))
+        months += len(names) * min(1.0, count / HOURS_PER_MONTH)
+    return months
