@@ -150,7 +150,7 @@ def xray_traces(invocations: float, seconds: float = SECONDS_PER_MONTH) -> float
 
 
 def estimated_tokens(byte_count: float) -> int:
-    """Tokens estimated as one per four UTF-8 bytes, rounded up (cairn.rollouts' rule)."""
+    """Tokens estimated as one per four UTF-8 bytes, rounded up (cairn.rollout.index' rule)."""
     return math.ceil(byte_count / 4)
 
 

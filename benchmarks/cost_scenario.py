@@ -24,7 +24,7 @@ from cairn.embed.bedrock import DIMS as TITAN_DIMS
 from cairn.embed.bedrock import MODEL_ID as TITAN_MODEL_ID
 from cairn.embed.hashing import HashingEmbedder
 from cairn.llm.heuristic import HeuristicModel
-from cairn.llm.request import ModelRequest, ModelResponse
+from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import Conversational, EmbedderId, EventInput, RecordVersion, Role, Scope
 from cairn.ports import FloatMatrix, RecordPlacement, Stores
 

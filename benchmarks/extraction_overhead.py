@@ -35,12 +35,12 @@ from typing import Any
 
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.extract.embedded import wire_embedded
 from cairn.extract.triggers import embedded_memory, policy_for
 from cairn.llm.heuristic import HeuristicModel
+from cairn.local.staging import FilesystemStagingStore
+from cairn.local.system import wire_embedded
 from cairn.models import Scope
 from cairn.store.sqlite import SQLiteBackend
-from cairn.store.staging_fs import FilesystemStagingStore
 from tests.pipeline.scenario import TURNS, TimedModel, turn
 
 POLICY = policy_for(embedded_memory("support-AbCdEf1234"))

@@ -43,7 +43,7 @@ def moto_backend() -> Iterator[tuple[Stores, RequestLog]]:
     from moto import mock_aws
 
     from cairn.store.dynamodb import DynamoDBBackend
-    from cairn.store.dynamodb_schema import TABLES, create_table_request
+    from cairn.store.dynamodb.schema import TABLES, create_table_request
 
     saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     # moto accepts any credentials; these fake ones keep boto3 from looking for real ones.

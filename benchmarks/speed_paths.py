@@ -76,9 +76,9 @@ def time_rendering(stores: Stores, embedder: Embedder, question: str, runs: int)
 def time_formation(stores: Stores, embedder: Embedder, runs: int) -> Timing | str:
     """Form and apply one new candidate fact, ``runs`` times (each a different fact)."""
     try:
-        from cairn.extract.filing import form_namespace
-        from cairn.extract.neighbours import read_namespace
-        from cairn.extract.policy import DEFAULT_EXTRACTION_POLICY
+        from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY
+        from cairn.extract.formation.apply import form_namespace
+        from cairn.extract.formation.neighbours import read_namespace
         from cairn.llm.heuristic import HeuristicModel
     except ImportError:
         return FORMATION_TODO

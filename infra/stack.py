@@ -16,8 +16,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from cairn.store.dynamodb_schema import DUE_INDEX, EVENT_ID_INDEX, LIVE_INDEX
-from cairn.store.staging_keys import KEY_PREFIX
+from cairn.rollout.staging_keys import KEY_PREFIX
+from cairn.store.dynamodb.schema import DUE_INDEX, EVENT_ID_INDEX, LIVE_INDEX
 from infra.components.alarm_notifications import AlarmNotifications
 from infra.components.api import AgentCoreApi
 from infra.components.consolidation import ConsolidationFunction
@@ -100,7 +100,8 @@ class CairnStack(Stack):
                 resources=[items.table_arn, f"{items.table_arn}/index/{LIVE_INDEX.name}"],
             ),
             _allow("s3:GetObject", "s3:DeleteObject", resources=[objects]),
-            # Without ListBucket S3 reports a missing payload as AccessDenied (cairn.store.s3).
+            # Without ListBucket S3 reports a missing payload as AccessDenied
+            # (cairn.aws.s3_staging).
             _allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             _allow("kms:Decrypt", resources=[self.key.key_arn]),
             bedrock_invoke_statement(models),
@@ -143,7 +144,8 @@ class CairnStack(Stack):
                 resources=[items.table_arn, f"{items.table_arn}/index/{LIVE_INDEX.name}"],
             ),
             _allow("s3:GetObject", "s3:DeleteObject", resources=[objects]),
-            # Without ListBucket S3 reports a missing payload as AccessDenied (cairn.store.s3).
+            # Without ListBucket S3 reports a missing payload as AccessDenied
+            # (cairn.aws.s3_staging).
             _allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             _allow("kms:Decrypt", resources=[self.key.key_arn]),
             bedrock_invoke_statement(models),

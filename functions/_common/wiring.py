@@ -21,11 +21,11 @@ from cairn.consolidate.evidence import EvidenceStager
 from cairn.errors import ConfigurationError
 from cairn.extract.delivery import Consumer, ResolveMemory, stored_or
 from cairn.extract.extractor import ExtractionOutcome, extract_rollout
-from cairn.extract.rollout import RolloutPayload
 from cairn.extract.staging import RolloutPipeline
 from cairn.extract.triggers import embedded_memory
 from cairn.memories import MemoryConfig
 from cairn.ports import Clock, Embedder, ModelProvider, Stores
+from cairn.rollout.payload import RolloutPayload
 
 # Inside a Lambda: a few quick retries, and answers well within the function's timeout.
 _AWS_CONFIG = {"retries": {"mode": "standard", "max_attempts": 3}, "connect_timeout": 2}
@@ -144,7 +144,7 @@ def stores() -> Stores:
 
 @cache
 def staging() -> Any:
-    from cairn.store.s3 import S3StagingStore
+    from cairn.aws.s3_staging import S3StagingStore
 
     found = deployment()
     return S3StagingStore(client("s3"), bucket=found.rollout_bucket, kms_key_id=found.kms_key_id)
@@ -163,7 +163,7 @@ def _rollouts(built: Stores) -> Any:
 @cache
 def pipeline() -> RolloutPipeline:
     """Counting, staging and announcing: what appends events and what the sweep drives."""
-    from cairn.store.sns import SNSNotifier
+    from cairn.aws.sns_notifier import SNSNotifier
 
     topic = deployment().rollout_topic_arn  # first: a misdeployed function says what is missing
     notifier = SNSNotifier(client("sns"), topic_arn=topic)

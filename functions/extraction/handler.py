@@ -21,7 +21,7 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from cairn.extract.delivery import consume
-from cairn.extract.rollout import decode_notice
+from cairn.rollout.payload import decode_notice
 from functions._common import wiring
 from functions._common.observability import count, logger, metrics, tracer
 

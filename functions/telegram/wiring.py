@@ -21,9 +21,9 @@ from cairn.extract.delivery import stored_or
 from cairn.extract.triggers import embedded_memory, policy_for
 from cairn.models import EventInput, Scope
 from cairn.ports import ModelProvider
-from cairn.runtime.telegram import BotApi, PersonaFiles, SessionPolicy, TelegramSettings
-from cairn.runtime.telegram.state_dynamodb import DynamoDBTelegramState
-from cairn.runtime.telegram.webhook import TelegramBackend
+from cairn.telegram import BotApi, PersonaFiles, SessionPolicy, TelegramSettings
+from cairn.telegram.state_dynamodb import DynamoDBTelegramState
+from cairn.telegram.webhook import TelegramBackend
 from functions._common import wiring
 
 # Under the function's 30 s timeout, leaving time to send the reply and append the turns.

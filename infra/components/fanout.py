@@ -108,7 +108,7 @@ class RolloutFanout(Construct):
             alarm_action=alarm_action,
         )
         # Each queue takes only its kind of rollout (the ``kind`` message attribute that
-        # cairn.store.sns sets): a run's evidence never reaches extraction, nor an extraction
+        # cairn.aws.sns_notifier sets): a run's evidence never reaches extraction, nor an extraction
         # rollout consolidation.
         for worker, kind in ((self.extraction, "extraction"), (self.consolidation, "evidence")):
             self.topic.add_subscription(

@@ -1,4 +1,4 @@
-"""The bucket that holds staged rollouts (``cairn.store.s3.S3StagingStore``)."""
+"""The bucket that holds staged rollouts (``cairn.aws.s3_staging.S3StagingStore``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from cairn.store.staging_keys import KEY_PREFIX
+from cairn.rollout.staging_keys import KEY_PREFIX
 
 
 class RolloutBucket(Construct):

@@ -1,4 +1,4 @@
-"""The items and events tables, built from ``cairn.store.dynamodb_schema`` (the single source).
+"""The items and events tables, built from ``cairn.store.dynamodb.schema`` (the single source).
 
 ``ddb.Table`` rather than ``TableV2``: TableV2 synthesizes ``AWS::DynamoDB::GlobalTable``,
 which moto cannot deploy, and a single-region table is all cairn needs.
@@ -11,7 +11,7 @@ from aws_cdk import aws_dynamodb as ddb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from cairn.store.dynamodb_schema import TABLES, KeyAttribute, TableSchema
+from cairn.store.dynamodb.schema import TABLES, KeyAttribute, TableSchema
 
 _ATTRIBUTE_TYPES = {
     "S": ddb.AttributeType.STRING,
@@ -69,7 +69,7 @@ def _table(scope: Construct, schema: TableSchema, key: kms.IKey) -> ddb.Table:
         if index.partition_key != schema.partition_key:
             raise ValueError(
                 f"local index {index.name!r} of {schema.logical_name!r} must share the table's "
-                "partition key; fix cairn/store/dynamodb_schema.py"
+                "partition key; fix cairn/store/dynamodb/schema.py"
             )
         table.add_local_secondary_index(
             index_name=index.name,

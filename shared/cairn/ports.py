@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.changes import Change
-from cairn.llm.request import ModelRequest, ModelResponse
 from cairn.memories import MemoryConfig
+from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import (
     ActorId,
     EmbedderId,
@@ -35,7 +35,7 @@ from cairn.models import (
     UtcDatetime,
     VersionRef,
 )
-from cairn.rollouts import (
+from cairn.rollout.index import (
     Appended,
     EventRef,
     Rollout,
@@ -103,8 +103,9 @@ class RecordStore(Protocol):
         Every record in ``snapshot`` must still have exactly that head version, else
         ``SnapshotConflictError`` is raised and nothing is written. The rollouts named by
         ``consume_rollouts`` (at most ``MAX_CONSUMED_ROLLOUTS``, of this scope's rollout index)
-        move to ``consumed`` in the same transaction (``cairn.consumption.plan_consumption``): a
-        rollout consumed already raises ``ConflictError`` and nothing is written.
+        move to ``consumed`` in the same transaction
+        (``cairn.rollout.consumption.plan_consumption``): a rollout consumed already raises
+        ``ConflictError`` and nothing is written.
         """
         ...
 
@@ -209,7 +210,7 @@ class StagingStore(Protocol):
     """Write-once blobs of staged rollout evidence, one per ``(scope, rollout_id)``.
 
     Object keys are derived from a digest of the scope and the validated rollout id
-    (``cairn.store.staging_keys``), so they never carry user text. Every backend returns the
+    (``cairn.rollout.staging_keys``), so they never carry user text. Every backend returns the
     same key for the same scope and rollout id.
     """
 
@@ -325,7 +326,7 @@ class RolloutStore(Protocol):
 
     Counting is atomic with the append: an acknowledged event is always counted, and a count
     trigger that fires claims exactly one rollout, however many writers append to the session
-    at once. Rows move only through the planners of ``cairn.rollouts``; no row holds message
+    at once. Rows move only through the planners of ``cairn.rollout.index``; no row holds message
     content. ``tests/conformance/test_rollouts*.py`` pins the contract.
     """
 
@@ -373,7 +374,7 @@ class RolloutStore(Protocol):
         staging_key: str | None = None,
         reason: str | None = None,
     ) -> Rollout:
-        """Move the rollout to ``state`` as ``cairn.rollouts.advance`` plans, conditional on
+        """Move the rollout to ``state`` as ``cairn.rollout.index.advance`` plans, conditional on
         the state it was read in, and return it; a step it is past already changes nothing."""
         ...
 
@@ -383,7 +384,7 @@ class RolloutStore(Protocol):
         ...
 
     def list_due(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
-        """Rollouts (any scope) whose ``cairn.rollouts.due_at`` has passed at ``now``: stalled
+        """Rollouts (any scope) whose ``cairn.rollout.index.due_at`` has passed at ``now``: stalled
         before announcement, or announced and never consumed. Oldest due first."""
         ...
 
@@ -418,7 +419,7 @@ class Stores:
     memories: MemoryConfigStore | None = None
     idempotency: IdempotencyStore | None = None
     directory: RecordDirectory | None = None
-    # Optional capability: the extraction pipeline's rollout index (cairn.rollouts).
+    # Optional capability: the extraction pipeline's rollout index (cairn.rollout.index).
     rollouts: RolloutStore | None = None
 
     def close(self) -> None:

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from cairn.api import ApiSettings
-from cairn.api.embedded import EmbeddedApi, serve_embedded
 from cairn.api.server import RunningServer, start
 from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.llm.heuristic import HeuristicModel
+from cairn.local.api import EmbeddedApi, serve_embedded
 from cairn.store.sqlite import SQLiteBackend
 
 boto3 = pytest.importorskip("boto3")

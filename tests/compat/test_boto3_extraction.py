@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from cairn.api.embedded import EmbeddedApi
 from cairn.errors import RolloutNotFoundError
+from cairn.local.api import EmbeddedApi
 from cairn.models import Scope
 
 T0 = 1_767_258_000

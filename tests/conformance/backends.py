@@ -36,7 +36,7 @@ def open_sqlite(clock: Clock, path: Path) -> Stores:
 
 
 def open_dynamodb(clock: Clock, path: Path) -> Stores:
-    """DynamoDB on moto, tables created from ``cairn.store.dynamodb_schema``.
+    """DynamoDB on moto, tables created from ``cairn.store.dynamodb.schema``.
 
     The table names are kept in ``path``: opening the same path again (while no other test
     has reset moto) finds the same tables and what was written to them.
@@ -45,7 +45,7 @@ def open_dynamodb(clock: Clock, path: Path) -> Stores:
     from moto import mock_aws
 
     from cairn.store.dynamodb import DynamoDBBackend
-    from cairn.store.dynamodb_schema import TABLES, create_table_request
+    from cairn.store.dynamodb.schema import TABLES, create_table_request
 
     names_file = path / "dynamodb-tables.json"
     reopened = names_file.exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cairn.clock import FixedClock
 from cairn.models import Scope
 from cairn.ports import RolloutStore
-from cairn.rollouts import Rollout, RolloutState, new_evidence_id
+from cairn.rollout.index import Rollout, RolloutState, new_evidence_id
 from tests.conformance.rollout_samples import append_turns, policy
 
 

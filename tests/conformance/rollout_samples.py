@@ -9,7 +9,7 @@ import pytest
 from cairn.clock import FixedClock
 from cairn.models import BlobPayload, Conversational, EventInput, Role, Scope
 from cairn.ports import RolloutStore, Stores
-from cairn.rollouts import Appended, TriggerPolicy
+from cairn.rollout.index import Appended, TriggerPolicy
 
 STRATEGIES = ("facts-AbCdEf1234",)
 

@@ -24,7 +24,7 @@ from cairn.errors import (
     SnapshotConflictError,
 )
 from cairn.ports import RolloutStore, Stores
-from cairn.rollouts import RolloutState
+from cairn.rollout.index import RolloutState
 from tests.conformance.evidence_samples import staged_evidence, staged_extraction
 from tests.conformance.rollout_samples import append_turns, policy, require_rollouts
 from tests.conformance.samples import OTHER_ACTOR, SCOPE, create, listed_ids, new_fact

@@ -8,7 +8,7 @@ import pytest
 from cairn.clock import FixedClock
 from cairn.errors import InvalidInputError
 from cairn.ports import Stores
-from cairn.rollouts import RolloutState
+from cairn.rollout.index import RolloutState
 from tests.conformance.evidence_samples import evidence_rollout, staged_evidence, staged_extraction
 from tests.conformance.rollout_samples import require_rollouts
 from tests.conformance.samples import OTHER_ACTOR, SCOPE

@@ -9,7 +9,7 @@ from cairn.clock import FixedClock
 from cairn.errors import ConflictError, RolloutNotFoundError
 from cairn.models import Conversational, EventInput, Role
 from cairn.ports import Stores
-from cairn.rollouts import MAX_BATCH_EVENTS, EventRef, RolloutState, estimate_tokens
+from cairn.rollout.index import MAX_BATCH_EVENTS, EventRef, RolloutState, estimate_tokens
 from tests.conformance.rollout_samples import (
     STRATEGIES,
     append_turns,

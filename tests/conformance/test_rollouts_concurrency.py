@@ -21,7 +21,7 @@ from typing import Any
 from cairn.clock import FixedClock
 from cairn.models import Conversational, EventInput, Role
 from cairn.ports import RolloutStore, Stores
-from cairn.rollouts import Rollout
+from cairn.rollout.index import Rollout
 from tests.conformance.rollout_samples import policy, require_rollouts
 from tests.conformance.samples import SCOPE
 

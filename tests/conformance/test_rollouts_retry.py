@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cairn.clock import FixedClock
 from cairn.ports import Stores
-from cairn.rollouts import STALL_AFTER, RolloutState
+from cairn.rollout.index import STALL_AFTER, RolloutState
 from tests.conformance.rollout_samples import append_turns, policy, require_rollouts
 from tests.conformance.samples import SCOPE
 

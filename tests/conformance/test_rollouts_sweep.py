@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cairn.clock import FixedClock
 from cairn.ports import Stores
-from cairn.rollouts import REDELIVER_AFTER, STALL_AFTER, EventRef, RolloutState
+from cairn.rollout.index import REDELIVER_AFTER, STALL_AFTER, EventRef, RolloutState
 from tests.conformance.backends import open_backend
 from tests.conformance.rollout_samples import append_turns, later, policy, require_rollouts
 from tests.conformance.samples import OTHER_ACTOR, SCOPE

@@ -22,7 +22,7 @@ from cairn.errors import (
 )
 from cairn.models import Scope
 from cairn.ports import StagingStore
-from cairn.store.staging_keys import MAX_PAYLOAD_BYTES, staging_key
+from cairn.rollout.staging_keys import MAX_PAYLOAD_BYTES, staging_key
 
 SCOPE = Scope(memory_id="support-bot", actor_id="tg:12345")
 OTHER_ACTOR = Scope(memory_id="support-bot", actor_id="tg:67890")
@@ -30,7 +30,7 @@ PAYLOAD = b'{"events": [{"role": "user", "text": "I moved to Lisbon"}]}'
 
 
 def open_filesystem(tmp_path: Path) -> Iterator[StagingStore]:
-    from cairn.store.staging_fs import FilesystemStagingStore
+    from cairn.local.staging import FilesystemStagingStore
 
     yield FilesystemStagingStore(tmp_path / "staging")
 
@@ -51,7 +51,7 @@ def aws_session() -> Any:
 def open_s3_on_moto(session: Any) -> Iterator[StagingStore]:
     from moto import mock_aws
 
-    from cairn.store.s3 import S3StagingStore
+    from cairn.aws.s3_staging import S3StagingStore
 
     with mock_aws():
         key_id = session.client("kms").create_key()["KeyMetadata"]["KeyId"]

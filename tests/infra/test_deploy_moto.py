@@ -19,7 +19,7 @@ from cairn.changes import Create, RecordPatch, Retract, Revise
 from cairn.clock import FixedClock
 from cairn.errors import SnapshotConflictError
 from cairn.models import Scope, Source, SourceKind
-from cairn.store.dynamodb_schema import TABLES, create_table_request
+from cairn.store.dynamodb.schema import TABLES, create_table_request
 from tests.conformance.samples import event_input, new_fact
 from tests.infra.conftest import DEFAULT_STACK, Synthesized
 from tests.infra.moto_deploy import Deployed, deploy
@@ -135,7 +135,7 @@ def test_a_scopes_records_are_written_read_and_applied_atomically(
 def test_a_staged_payload_round_trips_under_the_stacks_kms_key(
     aws: Any, deployed: Deployed
 ) -> None:
-    from cairn.store.s3 import S3StagingStore
+    from cairn.aws.s3_staging import S3StagingStore
 
     s3 = aws.client("s3")
     bucket = deployed.outputs["RolloutBucketName"]

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from cairn.store.dynamodb_schema import TABLES, create_table_request
-from cairn.store.staging_keys import KEY_PREFIX
+from cairn.rollout.staging_keys import KEY_PREFIX
+from cairn.store.dynamodb.schema import TABLES, create_table_request
 from tests.infra.conftest import DEFAULT_STACK, VARIANT, VARIANT_STACK, Synthesized
 
 pytestmark = [pytest.mark.infra, pytest.mark.slow]

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cairn.store.dynamodb_schema import TABLES, create_table_request
+from cairn.store.dynamodb.schema import TABLES, create_table_request
 
 REGION = "us-east-1"
 MAX_RECEIVES = 3

@@ -12,10 +12,10 @@ import pytest
 
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.extract.embedded import EmbeddedExtraction, wire_embedded
 from cairn.llm.heuristic import HeuristicModel
+from cairn.local.staging import FilesystemStagingStore
+from cairn.local.system import EmbeddedExtraction, wire_embedded
 from cairn.store.sqlite import SQLiteBackend
-from cairn.store.staging_fs import FilesystemStagingStore
 from tests.pipeline.aws import REGION, Deployment, LambdaRuntime, create_deployment
 
 boto3 = pytest.importorskip("boto3")

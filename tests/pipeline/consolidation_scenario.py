@@ -12,8 +12,8 @@ from cairn.consolidate.prompts import CONSOLIDATION_SCHEMA
 from cairn.embed.hashing import HashingEmbedder
 from cairn.extract.triggers import EMBEDDED_STRATEGIES, embedded_memory
 from cairn.llm.heuristic import HeuristicModel
-from cairn.llm.request import ModelRequest, ModelResponse, ModelUsage
 from cairn.memories import MemoryConfig, StrategyKind
+from cairn.model_request import ModelRequest, ModelResponse, ModelUsage
 from cairn.models import RecordVersion, Role, Status
 from cairn.ports import Stores
 from cairn.recall import RecallQuery, recall

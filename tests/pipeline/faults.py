@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from cairn.errors import ModelTimeoutError
-from cairn.llm.request import ModelRequest, ModelResponse, ModelUsage, StopReason
+from cairn.model_request import ModelRequest, ModelResponse, ModelUsage, StopReason
 from cairn.models import Scope
 from cairn.ports import ModelProvider, Notifier, RolloutStore, StagingStore, Stores
-from cairn.rollouts import RolloutState
+from cairn.rollout.index import RolloutState
 from tests.pipeline.scenario import live_records
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from cairn.clock import FixedClock
-from cairn.llm.request import ModelRequest, ModelResponse
+from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import Conversational, EventInput, RecordVersion, Role, Scope, Status
 from cairn.ports import ModelProvider, Stores
 

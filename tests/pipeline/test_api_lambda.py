@@ -17,7 +17,7 @@ import pytest
 
 from cairn.clock import FixedClock
 from cairn.errors import ModelRejectedError
-from cairn.llm.request import ModelRequest, ModelResponse
+from cairn.model_request import ModelRequest, ModelResponse
 from functions.api import handler
 from tests.pipeline.aws import Deployment, LambdaRuntime
 from tests.pipeline.conftest import SwitchableModel

@@ -12,10 +12,10 @@ import pytest
 
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.extract.rollout import decode_notice
 from cairn.extract.triggers import policy_for
 from cairn.models import EventInput, Scope
-from cairn.rollouts import RolloutState
+from cairn.rollout.index import RolloutState
+from cairn.rollout.payload import decode_notice
 from cairn.runtime.session import MemorySession
 from tests.pipeline.aws import Deployment, LambdaRuntime
 from tests.pipeline.conftest import SwitchableModel

@@ -12,10 +12,10 @@ import pytest
 from cairn.changes import RecordPatch, Revise
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.extract.embedded import EmbeddedExtraction, wire_embedded
+from cairn.local.staging import FilesystemStagingStore
+from cairn.local.system import EmbeddedExtraction, wire_embedded
 from cairn.runtime.session import MemorySession
 from cairn.store.sqlite import SQLiteBackend
-from cairn.store.staging_fs import FilesystemStagingStore
 from tests.pipeline.consolidation_scenario import (
     COFFEE,
     MEMORY,

@@ -11,7 +11,7 @@ from cairn.clock import FixedClock
 from cairn.erasure import erase_actor
 from cairn.extract.triggers import embedded_memory, policy_for
 from cairn.models import Conversational, EventInput, Role, Scope
-from cairn.store.staging_keys import scope_prefix
+from cairn.rollout.staging_keys import scope_prefix
 from tests.pipeline.aws import Deployment, LambdaRuntime
 
 ALICE = Scope(memory_id="support-AbCdEf1234", actor_id="tg:1")

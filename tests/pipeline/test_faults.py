@@ -12,11 +12,11 @@ import pytest
 
 from cairn.clock import FixedClock
 from cairn.extract.delivery import consume
-from cairn.extract.embedded import EmbeddedExtraction
-from cairn.extract.rollout import decode_notice
 from cairn.extract.staging import RolloutPipeline
 from cairn.extract.triggers import embedded_memory, policy_for
-from cairn.rollouts import REDELIVER_AFTER, STALL_AFTER, Rollout, RolloutState
+from cairn.local.system import EmbeddedExtraction
+from cairn.rollout.index import REDELIVER_AFTER, STALL_AFTER, Rollout, RolloutState
+from cairn.rollout.payload import decode_notice
 from tests.pipeline.aws import Deployment, LambdaContext, LambdaRuntime
 from tests.pipeline.conftest import SwitchableModel
 from tests.pipeline.faults import (

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from cairn.clock import FixedClock
-from cairn.llm.request import ModelRequest
+from cairn.model_request import ModelRequest
 from cairn.models import Conversational, Scope
-from cairn.runtime.telegram.fake_bot_api import FakeBotApi
+from cairn.telegram.fake_bot_api import FakeBotApi
 from cairn.testing import ScriptedModel
 from tests.pipeline.aws import REGION, Deployment, LambdaContext, LambdaRuntime
 from tests.pipeline.scenario import live_records

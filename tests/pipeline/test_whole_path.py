@@ -7,15 +7,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from cairn.aws.sns_notifier import message_group
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.extract.embedded import EmbeddedExtraction
-from cairn.extract.rollout import decode_notice, decode_payload, text_sha256
 from cairn.extract.triggers import embedded_memory, policy_for
+from cairn.local.system import EmbeddedExtraction
 from cairn.recall import RecallQuery, recall
-from cairn.rollouts import RolloutState
-from cairn.store.sns import message_group
-from cairn.store.staging_keys import staging_key
+from cairn.rollout.index import RolloutState
+from cairn.rollout.payload import decode_notice, decode_payload, text_sha256
+from cairn.rollout.staging_keys import staging_key
 from tests.pipeline.aws import Deployment, LambdaContext, LambdaRuntime
 from tests.pipeline.scenario import SCOPE, TURNS, assert_remembered, live_records, turn
 

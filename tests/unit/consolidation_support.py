@@ -20,13 +20,13 @@ from cairn.consolidate.evidence import (
     TranscriptMessage,
     build_evidence,
 )
-from cairn.llm.request import ModelRequest
 from cairn.llm.scripted import ScriptedModel
+from cairn.local.staging import FilesystemStagingStore
+from cairn.model_request import ModelRequest
 from cairn.models import RecordVersion, Role, Scope, Source, SourceKind
 from cairn.ports import Stores
-from cairn.rollouts import Rollout, new_evidence_id
+from cairn.rollout.index import Rollout, new_evidence_id
 from cairn.store.memory import InMemoryBackend
-from cairn.store.staging_fs import FilesystemStagingStore
 
 SCOPE = Scope(memory_id="default", actor_id="tg:7")
 USER = Source(kind=SourceKind.USER, session_id="s1")

@@ -6,9 +6,9 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cairn.extract.rollout import RolloutMessage, RolloutPayload, text_sha256
 from cairn.memories import MemoryConfig, StrategyConfig, StrategyKind
 from cairn.models import Role
+from cairn.rollout.payload import RolloutMessage, RolloutPayload, text_sha256
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 MEMORY_ID = "support-AbCdEf1234"

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from cairn.api.embedded import EmbeddedApi, serve_embedded
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.errors import ModelRejectedError
 from cairn.llm.heuristic import HeuristicModel
-from cairn.llm.request import ModelRequest, ModelResponse
+from cairn.local.api import EmbeddedApi, serve_embedded
+from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import Scope
-from cairn.rollouts import RolloutState
+from cairn.rollout.index import RolloutState
 from cairn.store.sqlite import SQLiteBackend
 from tests.unit.api_harness import Caller, create_memory, segment
 

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from cairn.changes import NewRecord
-from cairn.cli_args import parse_instant
-from cairn.cli_errors import describe_validation_error, explain
+from cairn.cli.args import parse_instant
+from cairn.cli.errors import describe_validation_error, explain
 from cairn.models import Source, SourceKind
 
 

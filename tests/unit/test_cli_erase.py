@@ -16,11 +16,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cairn.clock import FixedClock
-from cairn.extract.embedded import staging_dir, wire_embedded
 from cairn.llm.heuristic import HeuristicModel
+from cairn.local.staging import FilesystemStagingStore
+from cairn.local.system import staging_dir, wire_embedded
 from cairn.models import Conversational, EventInput, Role, Scope
 from cairn.store.sqlite import SQLiteBackend
-from cairn.store.staging_fs import FilesystemStagingStore
 
 ALICE = Scope(memory_id="default", actor_id="alice")
 BOB = Scope(memory_id="default", actor_id="bob")

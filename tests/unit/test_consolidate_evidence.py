@@ -23,13 +23,13 @@ from cairn.consolidate.evidence import (
 from cairn.consolidate.failures import ConsolidationFailure
 from cairn.errors import InvalidInputError, StoreUnavailableError
 from cairn.extract.delivery import Consumer, consume
-from cairn.extract.rollout import RolloutNotice
 from cairn.extract.triggers import embedded_memory
 from cairn.models import Role, Scope
-from cairn.rollouts import RolloutState
+from cairn.rollout.index import RolloutState
+from cairn.rollout.payload import RolloutNotice
 from cairn.runtime.converse import ConverseAgent, allow_all
-from cairn.runtime.scripted import ScriptedConverse, say, use_tool
 from cairn.runtime.session import MemorySession
+from cairn.testing.converse import ScriptedConverse, say, use_tool
 from tests.unit.consolidation_support import SCOPE, Bench, evidence_of
 
 RUN = RunIdentity(

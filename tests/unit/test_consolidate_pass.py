@@ -9,9 +9,9 @@ import pytest
 
 from cairn.changes import RecordPatch, Revise
 from cairn.consolidate.commit import consolidate_scope, consolidate_with_retry
-from cairn.consolidate.policy import ConsolidationPolicy
+from cairn.consolidate.consolidation_policy import ConsolidationPolicy
 from cairn.errors import ModelTimeoutError
-from cairn.llm.request import ModelRequest
+from cairn.model_request import ModelRequest
 from cairn.models import Scope, SourceKind, Status
 from tests.unit.consolidation_support import (
     SCOPE,

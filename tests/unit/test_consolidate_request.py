@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cairn.consolidate.consolidation_policy import DEFAULT_CONSOLIDATION_POLICY
 from cairn.consolidate.evidence import EvidenceMessage, EvidencePayload
-from cairn.consolidate.policy import DEFAULT_CONSOLIDATION_POLICY
 from cairn.consolidate.prompts import (
     MIN_EXCERPT_CHARS,
     build_input,

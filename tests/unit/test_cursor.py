@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from cairn.cursor import decode_cursor, encode_cursor
 from cairn.errors import InvalidCursorError
-from cairn.store.cursor import decode_cursor, encode_cursor
 
 
 def test_a_cursor_round_trips_in_its_own_scope_and_query() -> None:

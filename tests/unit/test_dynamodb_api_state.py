@@ -22,7 +22,7 @@ from cairn.memories import MemoryConfig, memory_arn
 from cairn.models import Scope
 from cairn.ports import IdempotencyStore, MemoryConfigStore, RecordDirectory, RecordPlacement
 from cairn.store.dynamodb import DynamoDBBackend
-from cairn.store.dynamodb_schema import TABLES, create_table_request
+from cairn.store.dynamodb.schema import TABLES, create_table_request
 from cairn.testing.requests import RequestLog
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -16,9 +16,9 @@ from cairn.clock import FixedClock
 from cairn.errors import ConflictError, InvalidInputError, SnapshotConflictError
 from cairn.models import Status
 from cairn.ports import Stores
-from cairn.rollouts import RolloutState
+from cairn.rollout.index import RolloutState
 from cairn.store.dynamodb import DynamoDBBackend
-from cairn.store.dynamodb_schema import TABLES, create_table_request
+from cairn.store.dynamodb.schema import TABLES, create_table_request
 from tests.conformance.evidence_samples import staged_evidence
 from tests.unit.test_dynamodb_races import SCOPE, before_next_transaction, fact
 

@@ -29,9 +29,9 @@ from cairn.errors import (
 )
 from cairn.models import EmbedderId, Scope, Source, SourceKind, VersionRef
 from cairn.ports import Stores
-from cairn.store._dynamodb_client import translate
-from cairn.store._dynamodb_codec import encode_vector, scope_pk, version_sk
 from cairn.store.dynamodb import DynamoDBBackend
+from cairn.store.dynamodb.client import translate
+from cairn.store.dynamodb.codec import encode_vector, scope_pk, version_sk
 
 SCOPE = Scope(memory_id="m1", actor_id="tg:1")
 EMBEDDER = EmbedderId(model_id="faulty", dims=2)

@@ -15,9 +15,9 @@ from moto import mock_aws
 
 from cairn.changes import Create, NewRecord
 from cairn.models import Scope, Source, SourceKind, namespace_matches
-from cairn.store._dynamodb_codec import head_sk, heads_after, version_sk, versions_after
 from cairn.store.dynamodb import DynamoDBBackend
-from cairn.store.dynamodb_schema import (
+from cairn.store.dynamodb.codec import head_sk, heads_after, version_sk, versions_after
+from cairn.store.dynamodb.schema import (
     EVENTS,
     ITEMS,
     LIVE_INDEX,

@@ -19,7 +19,7 @@ from cairn.errors import SnapshotConflictError
 from cairn.models import ERASED_CONTENT, Scope, Source, SourceKind, Status
 from cairn.ports import Stores
 from cairn.store.dynamodb import DynamoDBBackend
-from cairn.store.dynamodb_schema import TABLES, create_table_request
+from cairn.store.dynamodb.schema import TABLES, create_table_request
 
 SCOPE = Scope(memory_id="m1", actor_id="tg:1")
 USER = (Source(kind=SourceKind.USER),)

@@ -42,7 +42,7 @@ from cairn.models import (
 )
 from cairn.ports import Stores
 from cairn.store.dynamodb import DynamoDBBackend
-from cairn.store.dynamodb_schema import TABLES, create_table_request
+from cairn.store.dynamodb.schema import TABLES, create_table_request
 from cairn.testing.requests import RequestLog
 
 SCOPE = Scope(memory_id="m1", actor_id="tg:1")

@@ -11,12 +11,12 @@ import pytest
 
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.extract.embedded import EmbeddedExtraction, wire_embedded
 from cairn.llm.heuristic import HeuristicModel
+from cairn.local.staging import FilesystemStagingStore
+from cairn.local.system import EmbeddedExtraction, wire_embedded
 from cairn.models import Conversational, EventInput, Role, Scope
-from cairn.rollouts import STALL_AFTER, RolloutState
+from cairn.rollout.index import STALL_AFTER, RolloutState
 from cairn.store.memory import InMemoryBackend
-from cairn.store.staging_fs import FilesystemStagingStore
 
 SCOPE = Scope(memory_id="default", actor_id="tg:1")
 
@@ -116,7 +116,7 @@ def test_stop_ends_the_thread_and_later_announcements_wait_in_the_queue(
 def test_open_embedded_extracts_into_the_sqlite_file_before_it_closes(
     tmp_path: Path, clock: FixedClock
 ) -> None:
-    from cairn.extract.embedded import open_embedded, staging_dir
+    from cairn.local.system import open_embedded, staging_dir
     from cairn.store.sqlite import SQLiteBackend
 
     path = tmp_path / "cairn.db"

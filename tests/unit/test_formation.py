@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cairn.answers.extraction import Action, Decision
 from cairn.changes import Create, FoldIn, NewRecord, Revise, Supersede
 from cairn.errors import InvalidModelOutputError
-from cairn.extract.answers import Action, Decision
-from cairn.extract.formation import plan_formation, snapshot_of
-from cairn.extract.neighbours import Neighbour
+from cairn.extract.formation.neighbours import Neighbour
+from cairn.extract.formation.plan import plan_formation, snapshot_of
 from cairn.extract.prompts import FormationInput
 from cairn.models import (
     EdgeKind,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from cairn.changes import Create, NewRecord, Retract
-from cairn.extract.filing import with_vectors
-from cairn.extract.neighbours import nearest, read_namespace
-from cairn.extract.policy import DEFAULT_EXTRACTION_POLICY
+from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY
+from cairn.extract.formation.apply import with_vectors
+from cairn.extract.formation.neighbours import nearest, read_namespace
 from cairn.models import Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.testing import FixedClock, HashingEmbedder, InMemoryBackend

@@ -12,6 +12,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from cairn.answers.extraction import ExtractionAnswer
 from cairn.errors import (
     ConfigurationError,
     InvalidModelOutputError,
@@ -19,9 +20,8 @@ from cairn.errors import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
-from cairn.extract.answers import ExtractionAnswer
 from cairn.llm.bedrock import BedrockModel, bedrock_runtime_client
-from cairn.llm.request import (
+from cairn.model_request import (
     ModelMessage,
     ModelRequest,
     OutputSchema,

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from cairn.errors import ConfigurationError
-from cairn.extract.answers import (
+from cairn.answers.extraction import (
     CandidateAnswer,
     ExtractionAnswer,
     FormationAnswer,
     SummaryAnswer,
 )
-from cairn.extract.policy import DEFAULT_EXTRACTION_POLICY
+from cairn.errors import ConfigurationError
+from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY
 from cairn.extract.prompts import (
     EXTRACTION_SCHEMA,
     CandidateCase,
@@ -26,8 +26,8 @@ from cairn.extract.prompts import (
     formation_request,
 )
 from cairn.llm.heuristic import HeuristicModel
-from cairn.llm.request import ModelMessage, ModelRequest, OutputSchema
 from cairn.memories import StrategyKind
+from cairn.model_request import ModelMessage, ModelRequest, OutputSchema
 from cairn.models import Role
 
 CONVERSATION = (

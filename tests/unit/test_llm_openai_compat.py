@@ -6,6 +6,7 @@ import socket
 
 import pytest
 
+from cairn.answers.extraction import ExtractionAnswer
 from cairn.errors import (
     ConfigurationError,
     InvalidModelOutputError,
@@ -13,9 +14,8 @@ from cairn.errors import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
-from cairn.extract.answers import ExtractionAnswer
 from cairn.llm.openai_compat import OpenAICompatibleModel
-from cairn.llm.request import ModelMessage, ModelRequest, OutputSchema, StopReason
+from cairn.model_request import ModelMessage, ModelRequest, OutputSchema, StopReason
 from tests.unit.model_server import model_server
 
 ANSWER = '{"candidates": []}'

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from cairn.answers.extraction import ExtractionAnswer
 from cairn.errors import ConfigurationError, InvalidModelOutputError, ModelTimeoutError
-from cairn.extract.answers import ExtractionAnswer
-from cairn.llm.request import (
+from cairn.llm.structured import ask_structured, parse_json_model
+from cairn.model_request import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -14,7 +15,6 @@ from cairn.llm.request import (
     OutputSchema,
     StopReason,
 )
-from cairn.llm.structured import ask_structured, parse_json_model
 from cairn.testing import ScriptedModel
 
 REQUEST = ModelRequest(

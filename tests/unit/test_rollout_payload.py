@@ -8,7 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cairn.errors import InvalidInputError
-from cairn.extract.rollout import (
+from cairn.extract.staging import build_payload
+from cairn.models import BlobPayload, Conversational, Event, Role
+from cairn.rollout.index import EventRef, Rollout
+from cairn.rollout.payload import (
     RolloutMessage,
     RolloutNotice,
     decode_notice,
@@ -17,9 +20,6 @@ from cairn.extract.rollout import (
     encode_payload,
     text_sha256,
 )
-from cairn.extract.staging import build_payload
-from cairn.models import BlobPayload, Conversational, Event, Role
-from cairn.rollouts import EventRef, Rollout
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 

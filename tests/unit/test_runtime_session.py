@@ -19,7 +19,7 @@ from cairn.ports import Stores
 from cairn.recall import RecallPolicy, RecallQuery
 from cairn.runtime import MemorySession, RecalledItem, SessionOptions
 from cairn.runtime.local import LocalSessionStore
-from cairn.runtime.port import Recalled, Written
+from cairn.runtime.session_store import Recalled, Written
 from cairn.store.sqlite import SQLiteBackend
 from cairn.testing import HashingEmbedder, InMemoryBackend
 

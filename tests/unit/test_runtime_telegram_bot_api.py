@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from cairn.errors import BotApiRejectedError, BotApiUnavailableError
-from cairn.runtime.telegram.bot_api import MAX_MESSAGE_CHARS, BotApi, message_parts
-from cairn.runtime.telegram.fake_bot_api import FakeBotApi, SentMessage
+from cairn.telegram.bot_api import MAX_MESSAGE_CHARS, BotApi, message_parts
+from cairn.telegram.fake_bot_api import FakeBotApi, SentMessage
 
 TOKEN = "123456:test-token"  # noqa: S105 - a fake bot token
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cairn.clock import FixedClock
-from cairn.runtime.telegram.persona import PersonaFiles
+from cairn.telegram.persona import PersonaFiles
 
 boto3 = pytest.importorskip("boto3")
 moto = pytest.importorskip("moto")

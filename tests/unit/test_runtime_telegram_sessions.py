@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from cairn.runtime.telegram.sessions import SessionPolicy, next_chat_state
+from cairn.telegram.sessions import SessionPolicy, next_chat_state
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

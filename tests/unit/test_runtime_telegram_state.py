@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cairn.errors import ConflictError
-from cairn.runtime.telegram import InMemoryTelegramState, SessionPolicy, TelegramState
-from cairn.runtime.telegram.sessions import next_chat_state
+from cairn.telegram import InMemoryTelegramState, SessionPolicy, TelegramState
+from cairn.telegram.sessions import next_chat_state
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 BOT = "123456"
@@ -27,8 +27,8 @@ def state(request: pytest.FixtureRequest) -> Iterator[TelegramState]:
         return
     boto3 = pytest.importorskip("boto3")
     moto = pytest.importorskip("moto")
-    from cairn.runtime.telegram.state_dynamodb import DynamoDBTelegramState
-    from cairn.store.dynamodb_schema import TABLES, create_table_request
+    from cairn.store.dynamodb.schema import TABLES, create_table_request
+    from cairn.telegram.state_dynamodb import DynamoDBTelegramState
 
     with moto.mock_aws():
         client = boto3.client(

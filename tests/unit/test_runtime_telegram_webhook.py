@@ -17,16 +17,16 @@ import pytest
 
 from cairn.changes import Create, NewRecord
 from cairn.errors import BotApiUnavailableError, ModelRejectedError, StoreUnavailableError
-from cairn.llm.request import ModelRequest
+from cairn.model_request import ModelRequest
 from cairn.models import Conversational, EventInput, Scope, Source, SourceKind
 from cairn.ports import Stores
-from cairn.runtime.telegram import (
+from cairn.telegram import (
     BotApi,
     InMemoryTelegramState,
     TelegramBackend,
     TelegramSettings,
 )
-from cairn.runtime.telegram.fake_bot_api import FakeBotApi
+from cairn.telegram.fake_bot_api import FakeBotApi
 from cairn.testing import FixedClock, HashingEmbedder, InMemoryBackend, ScriptedModel
 
 TOKEN = "123456:test-token"  # noqa: S105 - a fake bot token

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from cairn.aws.sns_notifier import SNSNotifier, message_group
 from cairn.errors import ConfigurationError, InvalidInputError, StoreUnavailableError
-from cairn.extract.rollout import decode_notice
 from cairn.models import Scope
-from cairn.store.sns import SNSNotifier, message_group
+from cairn.rollout.payload import decode_notice
 
 boto3 = pytest.importorskip("boto3")
 moto = pytest.importorskip("moto")

@@ -12,8 +12,8 @@ import pytest
 from cairn.clock import FixedClock
 from cairn.errors import ConfigurationError, RecordNotFoundError
 from cairn.models import Scope
-from cairn.store._sqlite_migrations import Migration, apply_migrations, known_migrations
 from cairn.store.sqlite import SQLiteBackend
+from cairn.store.sqlite.schema import Migration, apply_migrations, known_migrations
 
 SCOPE = Scope(memory_id="m1", actor_id="a1")
 

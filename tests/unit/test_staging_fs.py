@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from cairn.errors import ConfigurationError, RolloutNotFoundError
+from cairn.local.staging import FilesystemStagingStore
 from cairn.models import Scope
-from cairn.store.staging_fs import FilesystemStagingStore
-from cairn.store.staging_keys import scope_prefix, staging_key
+from cairn.rollout.staging_keys import scope_prefix, staging_key
 
 SCOPE = Scope(memory_id="m1", actor_id="tg:12345")
 

@@ -13,13 +13,13 @@ moto = pytest.importorskip("moto")
 
 from botocore.stub import Stubber  # noqa: E402 - only once boto3 is known to be installed
 
+from cairn.aws.s3_staging import S3StagingStore  # noqa: E402
 from cairn.errors import (  # noqa: E402
     ConfigurationError,
     StoreUnavailableError,
 )
 from cairn.models import Scope  # noqa: E402
-from cairn.store.s3 import S3StagingStore  # noqa: E402
-from cairn.store.staging_keys import scope_prefix, staging_key  # noqa: E402
+from cairn.rollout.staging_keys import scope_prefix, staging_key  # noqa: E402
 
 SCOPE = Scope(memory_id="m1", actor_id="tg:12345")
 BUCKET = "cairn-rollouts"

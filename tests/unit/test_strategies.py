@@ -8,7 +8,7 @@ import pytest
 
 from cairn.api.record_codec import STRATEGY_ID_KEY
 from cairn.errors import InvalidInputError
-from cairn.extract.policy import DEFAULT_EXTRACTION_POLICY
+from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY
 from cairn.extract.prompts import (
     ContextMessage,
     ExtractionInput,

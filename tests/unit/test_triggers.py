@@ -21,7 +21,7 @@ from cairn.memories import (
     TriggerConditions,
 )
 from cairn.models import BlobPayload, Conversational, Event, Role
-from cairn.rollouts import (
+from cairn.rollout.index import (
     MAX_BATCH_EVENTS,
     SessionCounters,
     TriggerPolicy,

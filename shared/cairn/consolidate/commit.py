@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from cairn.consolidate.consolidation_policy import DEFAULT_CONSOLIDATION_POLICY, ConsolidationPolicy
 from cairn.consolidate.evidence import EvidencePayload, decode_evidence
-from cairn.consolidate.policy import DEFAULT_CONSOLIDATION_POLICY, ConsolidationPolicy
 from cairn.consolidate.prompts import build_input, fit_input
 from cairn.consolidate.propose import propose, read_live, select_records
 from cairn.consolidate.targets import NamespaceTargets, default_targets, targets_for
@@ -47,11 +47,11 @@ from cairn.errors import (
     ModelTimeoutError,
     NotFoundError,
 )
-from cairn.llm.request import NO_USAGE, ModelUsage
 from cairn.memories import MemoryConfig
+from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
 from cairn.ports import Clock, ModelProvider, RecordPlacement, RolloutStore, StagingStore, Stores
-from cairn.rollouts import Rollout
+from cairn.rollout.index import Rollout
 
 log = logging.getLogger(__name__)
 

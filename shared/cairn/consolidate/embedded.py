@@ -1,7 +1,7 @@
 """Consolidation in process: the deferred worker over a store, for embedded and long-lived hosts.
 
 ``consolidation_worker`` binds ``consolidate_scope`` to the stores, the staged payloads and the
-model, and returns a ``ConsolidationWorker`` (not started). ``cairn.extract.embedded`` wires it
+model, and returns a ``ConsolidationWorker`` (not started). ``cairn.local.system`` wires it
 beside the extraction worker: one notifier routes extraction rollouts to extraction and run
 evidence here (``KindRouter``), and the sweep re-announces either kind when it stalls.
 Without a worker, ``consolidate_with_retry(scope, consolidator)`` is the synchronous call.
@@ -13,8 +13,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from cairn.consolidate.commit import Consolidator, PassOutcome, ResolveMemory, consolidate_scope
+from cairn.consolidate.consolidation_policy import DEFAULT_CONSOLIDATION_POLICY, ConsolidationPolicy
 from cairn.consolidate.failures import ErrorCallback
-from cairn.consolidate.policy import DEFAULT_CONSOLIDATION_POLICY, ConsolidationPolicy
 from cairn.consolidate.worker import DEFAULT_CAPACITY, ConsolidationWorker
 from cairn.models import Scope
 from cairn.ports import Clock, ModelProvider, StagingStore, Stores

@@ -31,8 +31,8 @@ from pydantic import ConfigDict, Field, ValidationError
 from cairn.errors import InvalidInputError, RolloutConflictError
 from cairn.models import ActorId, Frozen, Label, MemoryId, Role, Scope, SessionId, UtcDatetime
 from cairn.ports import Clock, Notifier, RolloutStore, StagingStore
-from cairn.rollouts import Rollout, RolloutState
-from cairn.store.staging_keys import staging_key
+from cairn.rollout.index import Rollout, RolloutState
+from cairn.rollout.staging_keys import staging_key
 
 EVIDENCE_SCHEMA: Final = "cairn.evidence/1"
 MAX_MESSAGES = 32

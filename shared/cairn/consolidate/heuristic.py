@@ -5,7 +5,7 @@ already files what the user stated outright):
 
 - records with the same canonical content are merged (the text kept as it is);
 - two records that set the same attribute to different values ("The user's office is in
-  Lisbon." and "... in Porto.", ``cairn.llm.statements.stated_attribute``) contradict: the one
+  Lisbon." and "... in Porto.", ``cairn.extract.statements.stated_attribute``) contradict: the one
   confirmed later holds; on the same day nothing decides, and the pair is marked contested.
 
 It cannot tell that "prefers tea" and "switched to coffee" disagree; a real model can.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.consolidate.prompts import ConsolidationInput, ShownRecord
-from cairn.llm.statements import stated_attribute
+from cairn.extract.statements import stated_attribute
 from cairn.models import canonical_content
 
 _MAX_CHANGES = 4  # what the prompt asks a model for

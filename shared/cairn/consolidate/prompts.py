@@ -16,12 +16,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from cairn.consolidate.answers import ConsolidationAnswer
+from cairn.answers.consolidation import ConsolidationAnswer
+from cairn.answers.extraction import Alias
+from cairn.consolidate.consolidation_policy import ConsolidationPolicy
 from cairn.consolidate.evidence import EvidencePayload
-from cairn.consolidate.policy import ConsolidationPolicy
 from cairn.errors import InvalidInputError
-from cairn.extract.answers import Alias
-from cairn.llm.request import ModelMessage, ModelRequest, OutputSchema
+from cairn.model_request import ModelMessage, ModelRequest, OutputSchema
 from cairn.models import EdgeKind, Frozen, RecordVersion, Role, Trust
 
 CONSOLIDATION_SCHEMA = "cairn_consolidation"

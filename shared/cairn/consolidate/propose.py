@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cairn.consolidate.answers import ConsolidationAnswer
+from cairn.answers.consolidation import ConsolidationAnswer
+from cairn.consolidate.consolidation_policy import ConsolidationPolicy
 from cairn.consolidate.evidence import EvidencePayload
-from cairn.consolidate.policy import ConsolidationPolicy
 from cairn.consolidate.prompts import ConsolidationInput, consolidation_request
 from cairn.consolidate.validate import PassView, Planned, plan_answer
-from cairn.llm.request import ModelUsage
 from cairn.llm.structured import ask_structured, parse_json_model
 from cairn.memories import StrategyKind
+from cairn.model_request import ModelUsage
 from cairn.models import RecordVersion, Scope
 from cairn.ports import MAX_PAGE_SIZE, ModelProvider, RecordStore
 from cairn.recall.keywords import bm25_scores, tokenize

@@ -26,6 +26,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from cairn.answers.consolidation import (
+    AddChange,
+    ConsolidationAnswer,
+    ContradictionChange,
+    MergeChange,
+    ProposedChange,
+    RetractChange,
+)
 from cairn.changes import (
     Change,
     Create,
@@ -37,17 +45,9 @@ from cairn.changes import (
     Supersede,
     SupersedeBy,
 )
-from cairn.consolidate.answers import (
-    AddChange,
-    ConsolidationAnswer,
-    ContradictionChange,
-    MergeChange,
-    ProposedChange,
-    RetractChange,
-)
+from cairn.consolidate.consolidation_policy import ConsolidationPolicy
 from cairn.consolidate.contradictions import resolve_contradiction, unmark_partners
 from cairn.consolidate.evidence import EvidencePayload
-from cairn.consolidate.policy import ConsolidationPolicy
 from cairn.consolidate.targets import NamespaceTargets
 from cairn.errors import InvalidModelOutputError
 from cairn.models import Frozen, RecordVersion, Source, SourceKind, Trust, content_digest

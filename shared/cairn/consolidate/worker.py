@@ -27,10 +27,10 @@ from cairn.consolidate.commit import PassOutcome
 from cairn.consolidate.failures import ConsolidationFailure, ErrorCallback, report
 from cairn.consolidate.schedule import COALESCING_WINDOW, RETRY_AFTER, PassScheduler
 from cairn.errors import CairnError, StoreUnavailableError
-from cairn.llm.request import NO_USAGE, ModelUsage
+from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Scope
 from cairn.ports import Clock, Notifier
-from cairn.rollouts import rollout_kind
+from cairn.rollout.index import rollout_kind
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class EvidenceNotifier:
 
 class KindRouter:
     """A ``Notifier`` that hands extraction rollouts to one notifier and evidence to another
-    (by the rollout id's kind: ``cairn.rollouts.rollout_kind``)."""
+    (by the rollout id's kind: ``cairn.rollout.index.rollout_kind``)."""
 
     def __init__(self, *, extraction: Notifier, evidence: Notifier) -> None:
         self._extraction = extraction

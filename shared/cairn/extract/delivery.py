@@ -25,11 +25,11 @@ from typing import Literal
 
 from cairn.errors import CairnError, InvalidInputError, MemoryNotFoundError, RolloutNotFoundError
 from cairn.extract.extractor import ExtractionOutcome
-from cairn.extract.rollout import RolloutNotice, RolloutPayload, decode_payload
 from cairn.memories import MemoryConfig
 from cairn.models import Frozen
 from cairn.ports import Clock, MemoryConfigStore, RolloutStore, StagingStore
-from cairn.rollouts import Rollout, RolloutState
+from cairn.rollout.index import Rollout, RolloutState
+from cairn.rollout.payload import RolloutNotice, RolloutPayload, decode_payload
 
 log = logging.getLogger(__name__)
 

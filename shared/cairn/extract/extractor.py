@@ -34,15 +34,15 @@ from cairn.changes import (
     Supersede,
 )
 from cairn.errors import InvalidInputError
-from cairn.extract.filing import Formed, apply_formed, form_namespace
-from cairn.extract.neighbours import read_namespace
-from cairn.extract.policy import DEFAULT_EXTRACTION_POLICY, ExtractionPolicy
-from cairn.extract.rollout import RolloutPayload
+from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY, ExtractionPolicy
+from cairn.extract.formation.apply import Formed, apply_formed, form_namespace
+from cairn.extract.formation.neighbours import read_namespace
 from cairn.extract.strategies import StrategyExtraction, extract_candidates, resolve_namespace
-from cairn.llm.request import NO_USAGE, ModelUsage
 from cairn.memories import MemoryConfig, StrategyConfig
+from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
 from cairn.ports import Clock, Embedder, ModelProvider, RecordPlacement, Stores
+from cairn.rollout.payload import RolloutPayload
 
 
 class ExtractionCounts(Frozen):

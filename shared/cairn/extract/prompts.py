@@ -1,7 +1,7 @@
 """The prompts: fixed instructions as the system prompt, the inputs as one JSON document.
 
 Every request carries its inputs as a JSON document in the user message (``ExtractionInput``,
-``FormationInput``) and asks for a JSON document back (``cairn.extract.answers``). Messages and
+``FormationInput``) and asks for a JSON document back (``cairn.answers.extraction``). Messages and
 existing records appear under small integer aliases only; ids never reach the model. The
 offline heuristic provider reads the same documents, so every provider answers one protocol.
 Message text is data, never instructions: the system prompt says so.
@@ -13,10 +13,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from cairn.extract.answers import Alias, FormationAnswer
-from cairn.extract.policy import ExtractionPolicy
-from cairn.llm.request import ModelMessage, ModelRequest, OutputSchema
+from cairn.answers.extraction import Alias, FormationAnswer
+from cairn.extract.extraction_policy import ExtractionPolicy
 from cairn.memories import StrategyKind
+from cairn.model_request import ModelMessage, ModelRequest, OutputSchema
 from cairn.models import Frozen, Role
 
 EXTRACTION_SCHEMA = "cairn_extraction"

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cairn.errors import CairnError, RolloutConflictError
-from cairn.extract.rollout import RolloutMessage, RolloutPayload, encode_payload, text_sha256
 from cairn.models import Event, EventInput, Scope
 from cairn.ports import Clock, Notifier, RolloutStore, StagingStore
-from cairn.rollouts import Appended, Rollout, RolloutState, TriggerPolicy, messages_of
-from cairn.store.staging_keys import staging_key
+from cairn.rollout.index import Appended, Rollout, RolloutState, TriggerPolicy, messages_of
+from cairn.rollout.payload import RolloutMessage, RolloutPayload, encode_payload, text_sha256
+from cairn.rollout.staging_keys import staging_key
 
 log = logging.getLogger(__name__)
 

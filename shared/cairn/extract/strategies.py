@@ -17,10 +17,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from cairn.answers.extraction import CandidateAnswer, ExtractionAnswer, SummaryAnswer
 from cairn.changes import NewRecord
 from cairn.errors import InvalidInputError, InvalidModelOutputError
-from cairn.extract.answers import CandidateAnswer, ExtractionAnswer, SummaryAnswer
-from cairn.extract.policy import ExtractionPolicy
+from cairn.extract.extraction_policy import ExtractionPolicy
 from cairn.extract.prompts import (
     EXTRACTION_SCHEMA,
     ContextMessage,
@@ -28,12 +28,12 @@ from cairn.extract.prompts import (
     PromptMessage,
     extraction_request,
 )
-from cairn.extract.rollout import RolloutMessage, RolloutPayload
-from cairn.llm.request import ModelUsage, OutputSchema
 from cairn.llm.structured import ask_structured, parse_json_model
 from cairn.memories import StrategyConfig, StrategyKind, template_variables
+from cairn.model_request import ModelUsage, OutputSchema
 from cairn.models import NAMESPACE_PATTERN, Source, SourceKind
 from cairn.ports import ModelProvider
+from cairn.rollout.payload import RolloutMessage, RolloutPayload
 
 # The metadata key cairn's AgentCore API reads a record's memoryStrategyId from
 # (cairn.api.record_codec.STRATEGY_ID_KEY); a test keeps the two equal.

@@ -25,7 +25,7 @@ from cairn.errors import CairnError
 from cairn.extract.staging import RolloutPipeline
 from cairn.models import Frozen
 from cairn.ports import DEFAULT_PAGE_SIZE
-from cairn.rollouts import MAX_ANNOUNCEMENTS, Rollout, RolloutState
+from cairn.rollout.index import MAX_ANNOUNCEMENTS, Rollout, RolloutState
 
 log = logging.getLogger(__name__)
 

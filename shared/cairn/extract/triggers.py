@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from cairn.memories import MemoryConfig, StrategyConfig, StrategyKind, TriggerConditions
-from cairn.rollouts import TriggerPolicy
+from cairn.rollout.index import TriggerPolicy
 
 BUILT_IN_TRIGGERS = TriggerConditions(
     message_count=6, token_count=4_000, idle_session_timeout_seconds=600

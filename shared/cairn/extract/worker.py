@@ -24,11 +24,11 @@ from datetime import datetime, timedelta
 
 from cairn.errors import CairnError, StoreUnavailableError
 from cairn.extract.delivery import Consumed, Consumer, consume
-from cairn.extract.rollout import RolloutNotice
 from cairn.extract.staging import RolloutPipeline
 from cairn.extract.sweep import SweepReport, sweep
 from cairn.models import Scope
-from cairn.rollouts import RolloutState
+from cairn.rollout.index import RolloutState
+from cairn.rollout.payload import RolloutNotice
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from cairn.errors import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
-from cairn.llm.request import (
+from cairn.model_request import (
     ModelRequest,
     ModelResponse,
     ModelUsage,

@@ -2,7 +2,7 @@
 
 It answers cairn's own requests, extraction and formation (``cairn.extract.prompts``) and
 consolidation (``cairn.consolidate.heuristic``), with valid structured output built by rules
-(``cairn.llm.statements``):
+(``cairn.extract.statements``):
 
 - extraction keeps what the user stated outright in a USER message: "I prefer …" (a
   preference), "I/we decided …" (a decision), "my … is …" and "remember that …" (facts), each
@@ -28,19 +28,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cairn.answers.extraction import MAX_CANDIDATES, MAX_SUMMARY_CHARS
 from cairn.consolidate.heuristic import heuristic_changes
 from cairn.consolidate.prompts import CONSOLIDATION_SCHEMA, ConsolidationInput
 from cairn.errors import ConfigurationError
-from cairn.extract.answers import MAX_CANDIDATES, MAX_SUMMARY_CHARS
 from cairn.extract.prompts import (
     EXTRACTION_SCHEMA,
     FORMATION_SCHEMA,
     ExtractionInput,
     FormationInput,
 )
-from cairn.llm.request import ModelRequest, ModelResponse, ModelUsage
-from cairn.llm.statements import Statement, stated_attribute, statements_in
+from cairn.extract.statements import Statement, stated_attribute, statements_in
 from cairn.memories import StrategyKind
+from cairn.model_request import ModelRequest, ModelResponse, ModelUsage
 from cairn.models import Role, content_digest
 
 HEURISTIC_MODEL_ID = "cairn-heuristic-v1"

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 from cairn.errors import ConfigurationError
-from cairn.llm.request import ModelRequest, ModelResponse, ModelUsage, StopReason
+from cairn.model_request import ModelRequest, ModelResponse, ModelUsage, StopReason
 
 Answer = str | ModelResponse | BaseException | Callable[[ModelRequest], "str | ModelResponse"]
 

@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from cairn.errors import InvalidModelOutputError
-from cairn.llm.request import (
+from cairn.model_request import (
     NO_USAGE,
     ModelMessage,
     ModelRequest,

@@ -14,9 +14,9 @@ See docs/runtime.md.
 """
 
 from cairn.runtime.options import SessionOptions
-from cairn.runtime.port import Recalled, RecalledItem, SessionStore, Written
 from cairn.runtime.run import Run
 from cairn.runtime.session import MemorySession
+from cairn.runtime.session_store import Recalled, RecalledItem, SessionStore, Written
 from cairn.runtime.tool_inputs import (
     DEFAULT_RESULTS,
     LEARN,

@@ -35,7 +35,7 @@ from cairn.recall import RecallPolicy, RecallQuery
 from cairn.recall.budget import truncate_utf8
 from cairn.recall.render import CAVEAT, HEADING, BlockEntry, line_cost, render_block
 from cairn.runtime.agentcore_wire import call, check_template, event_payload, failure_of, fill
-from cairn.runtime.port import Recalled, RecalledItem, Written
+from cairn.runtime.session_store import Recalled, RecalledItem, Written
 
 DEFAULT_NAMESPACES = ("/facts/{actorId}/", "/preferences/{actorId}/", "/lessons/{actorId}/")
 # Nothing on the wire says who stated a record; a confidence nobody claimed is shown as even.

@@ -23,11 +23,11 @@ from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
 from cairn.recall import RecalledEntry, RecallPolicy, RecallQuery, recall
 from cairn.recall.journal import block_digest, new_journal_id
 from cairn.recall.render import BlockEntry, entry_date, is_contested, render_block
-from cairn.runtime.port import Recalled, RecalledItem, Written
+from cairn.runtime.session_store import Recalled, RecalledItem, Written
 
 Appender = Callable[[Scope, EventInput], object]
 """Stores one event: ``EventStore.append``, or an extraction pipeline's ``append`` that also
-counts it toward the memory's triggers (``cairn.extract.embedded.EmbeddedExtraction.append``)."""
+counts it toward the memory's triggers (``cairn.local.system.EmbeddedExtraction.append``)."""
 
 
 class LocalSessionStore:

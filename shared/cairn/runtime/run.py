@@ -34,9 +34,9 @@ from cairn.ports import Clock
 from cairn.recall import RecallQuery
 from cairn.recall.query import MAX_QUERY_CHARS, MAX_TOP_K
 from cairn.recall.render import render_block
-from cairn.rollouts import new_evidence_id
+from cairn.rollout.index import new_evidence_id
 from cairn.runtime.options import SessionOptions
-from cairn.runtime.port import Recalled, RecalledItem, SessionStore
+from cairn.runtime.session_store import Recalled, RecalledItem, SessionStore
 from cairn.runtime.tools import MemoryTools
 
 logger = logging.getLogger(__name__)

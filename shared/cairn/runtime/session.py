@@ -29,8 +29,8 @@ from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
 from cairn.runtime.buffer import PendingTurn, TurnBuffer
 from cairn.runtime.local import Appender, LocalSessionStore
 from cairn.runtime.options import SessionOptions
-from cairn.runtime.port import SessionStore
 from cairn.runtime.run import EvidenceSink, Run
+from cairn.runtime.session_store import SessionStore
 from cairn.runtime.tools import ToolDefinition, offered_tools
 
 _SESSION_ID: TypeAdapter[str] = TypeAdapter(SessionId)

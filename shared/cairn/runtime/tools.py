@@ -24,7 +24,7 @@ from cairn.recall import RecallPolicy, RecallQuery
 from cairn.recall.budget import truncate_utf8
 from cairn.recall.render import CAVEAT
 from cairn.runtime import tool_formats
-from cairn.runtime.port import SessionStore, Written
+from cairn.runtime.session_store import SessionStore, Written
 from cairn.runtime.tool_inputs import (
     LEARN,
     MAX_ENTRY_BYTES,

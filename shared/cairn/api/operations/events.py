@@ -20,13 +20,13 @@ from cairn.api.context import ApiContext, scope_of
 from cairn.api.errors import ApiError
 from cairn.api.filters import check_filters, matches
 from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
-from cairn.api.operations.paging import DEFAULT_MAX_RESULTS, page_of
+from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of
 from cairn.errors import EventNotFoundError
 from cairn.extract.triggers import policy_for
 from cairn.memories import MemoryConfig
 from cairn.models import Event, EventInput, Scope
+from cairn.paging import event_sort_key
 from cairn.ports import MAX_PAGE_SIZE, EventStore
-from cairn.store.paging import event_sort_key
 
 MAIN_BRANCH = "main"
 SKIP_EXTRACTION = "SKIP"

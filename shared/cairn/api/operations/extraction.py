@@ -20,12 +20,12 @@ from typing import Any
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.errors import ApiError
 from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
-from cairn.api.operations.paging import DEFAULT_MAX_RESULTS, page_of
+from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of
 from cairn.errors import RolloutNotFoundError
 from cairn.extract.staging import RolloutPipeline
 from cairn.memories import MemoryConfig
 from cairn.ports import MAX_PAGE_SIZE
-from cairn.rollouts import Rollout, RolloutState, messages_of, rollout_kind
+from cairn.rollout.index import Rollout, RolloutState, messages_of, rollout_kind
 
 FAILED = "FAILED"
 

@@ -14,7 +14,7 @@ from typing import Any
 from cairn.api.codec import to_epoch
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.idempotency import CONTROL_SCOPE, Outcome, as_stored, replay_stored, run_once
-from cairn.api.operations.paging import DEFAULT_MAX_RESULTS
+from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS
 from cairn.api.operations.strategies import (
     namespace_key_to_wire,
     namespace_keys_from_wire,

@@ -16,7 +16,7 @@ from typing import Any
 
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.filters import check_filters, matches
-from cairn.api.operations.paging import DEFAULT_MAX_RESULTS, page_of
+from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of
 from cairn.api.operations.placement import namespace_prefix
 from cairn.api.record_codec import record_to_wire, wire_metadata, wire_strategy_id
 from cairn.memories import MemoryConfig

@@ -6,7 +6,7 @@ from typing import Any
 
 from cairn.api.codec import to_epoch
 from cairn.api.context import ApiContext, scope_of
-from cairn.api.operations.paging import DEFAULT_MAX_RESULTS
+from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS
 
 
 def _with_token(answer: dict[str, Any], token: str | None) -> dict[str, Any]:

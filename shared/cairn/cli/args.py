@@ -1,0 +1,102 @@
+"""Reading the ``cairn`` command line: value types, and where --actor/--memory/--store come from.
+
+Each location option is taken from the command line (before or after the command name), else
+from the environment (``CAIRN_ACTOR``, ``CAIRN_MEMORY``, ``CAIRN_STORE``), else from a default;
+``--actor`` has no default. The demo uses its own store and never ``CAIRN_STORE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import NoReturn
+
+import platformdirs
+
+from cairn.cli.errors import UsageError
+from cairn.recall.query import MAX_TOP_K
+
+DEFAULT_MEMORY = "default"
+# Commands that work on the demo's fixed scope rather than on --actor/--memory.
+DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
+# Commands that serve every actor and memory of a store: they need only --store.
+STORE_COMMANDS = frozenset({"serve"})
+
+
+class CliParser(argparse.ArgumentParser):
+    """argparse, but a bad argument raises ``UsageError`` instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}; see `{self.prog} --help`")
+
+
+def parse_instant(text: str) -> datetime:
+    """ISO 8601 to an aware UTC datetime: a naive time is UTC, a date alone is that day's end."""
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        pass
+    else:
+        return datetime.combine(day, time.max, tzinfo=UTC)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO 8601 time; write e.g. 2026-03-01 or 2026-03-01T09:30:00Z"
+        ) from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def parse_top_k(text: str) -> int:
+    """An integer in ``1..MAX_TOP_K``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_TOP_K:
+        raise argparse.ArgumentTypeError(
+            f"takes a whole number from 1 to {MAX_TOP_K}, got {text!r}"
+        )
+    return value
+
+
+def parse_unit(text: str) -> float:
+    """A number in ``[0, 1]``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"takes a number from 0 to 1, got {text!r}")
+    return value
+
+
+def default_store() -> Path:
+    """``<user data dir>/cairn.db``, e.g. ``~/.local/share/cairn/cairn.db`` on Linux."""
+    return Path(platformdirs.user_data_dir("cairn")) / "cairn.db"
+
+
+def default_demo_store() -> Path:
+    """``<user data dir>/demo.db``: the demo never writes into the real store by default."""
+    return Path(platformdirs.user_data_dir("cairn")) / "demo.db"
+
+
+def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Namespace:
+    """``args`` with actor, memory and store filled from the environment or defaults;
+    ``UsageError`` when no actor is given either way."""
+    if args.command in DEMO_COMMANDS:
+        args.store = args.store or default_demo_store()
+        return args
+    if args.command in STORE_COMMANDS:
+        args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store())
+        return args
+    args.actor = args.actor or environ.get("CAIRN_ACTOR")
+    if not args.actor:
+        raise UsageError(
+            f"no actor given: pass --actor ID or set CAIRN_ACTOR; see `cairn {args.command} --help`"
+        )
+    args.memory = args.memory or environ.get("CAIRN_MEMORY") or DEFAULT_MEMORY
+    args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store())
+    return args

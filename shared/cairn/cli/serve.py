@@ -1,0 +1,109 @@
+"""``cairn serve``: the AgentCore Memory API on the embedded store, for unmodified clients.
+
+It prints the line that points boto3 / bedrock-agentcore / Strands at it, then serves until
+interrupted. It is not an authentication boundary: any well-formed SigV4 signature is accepted
+(see ``cairn.api.auth``), so it listens on loopback unless told otherwise, and ``--token``
+(or ``CAIRN_TOKEN``) makes it refuse callers without the shared token. Events posted to it are
+extracted in the background (``cairn.local.api``), payloads staged beside the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+from pathlib import Path
+
+from cairn.cli.args import CliParser
+from cairn.clock import SystemClock
+
+DEFAULT_PORT = 8700
+TOKEN_ENV = "CAIRN_TOKEN"  # noqa: S105  # a variable name, not a secret
+
+
+def add_serve_command(commands: argparse._SubParsersAction[CliParser], store_help: str) -> None:
+    summary = (
+        "serve the AgentCore Memory API (boto3 bedrock-agentcore clients, the "
+        "bedrock-agentcore SDK, Strands) on the embedded store"
+    )
+    sub = commands.add_parser("serve", help=summary, description=summary)
+    sub.set_defaults(run=serve)
+    sub.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
+    )
+    sub.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default: %(default)s)"
+    )
+    sub.add_argument(
+        "--token",
+        default=None,
+        help=f"refuse requests without this shared token (env {TOKEN_ENV}); clients send it "
+        "with cairn.api.client.use_cairn(session, token=...)",
+    )
+    sub.add_argument("--region", default="us-east-1", help="the region in memory ARNs")
+    sub.add_argument(
+        "--embedder",
+        choices=["onnx", "none"],
+        default="onnx",
+        help="onnx: the local MiniLM model (default); none: keyword recall only",
+    )
+    sub.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=store_help)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted; prints the export line first (stdout), notes on stderr."""
+    from cairn.api import ApiSettings
+    from cairn.api.server import export_line, make_server
+    from cairn.cli.commands import open_backend
+    from cairn.llm.heuristic import HeuristicModel
+    from cairn.local.api import serve_embedded
+
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    clock = SystemClock()
+    embedder = None
+    if args.embedder == "onnx":
+        from cairn.embed.onnx import OnnxEmbedder
+
+        embedder = OnnxEmbedder()
+    stores = open_backend(args.store, clock, create=True)
+    settings = ApiSettings(region=args.region, token=token)
+    # Events posted to a memory with strategies are extracted in the background by the
+    # offline heuristic model, as `cairn demo` does (docs/extraction.md).
+    served = serve_embedded(
+        stores,
+        args.store,
+        embedder=embedder,
+        model=HeuristicModel(),
+        clock=clock,
+        settings=settings,
+    )
+    try:
+        server = make_server(served.api, args.host, args.port)
+        host, port = server.server_address[:2]
+        print(export_line(f"http://{host!s}:{port}"), flush=True)
+        print(
+            f"cairn serve: AgentCore Memory API on port {port}, store {args.store}", file=sys.stderr
+        )
+        if not _is_loopback(args.host) and token is None:
+            print(
+                "cairn serve: warning: listening beyond loopback without --token; any caller "
+                "with any AWS signature can read and write this memory",
+                file=sys.stderr,
+            )
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            print("cairn serve: stopped", file=sys.stderr)
+        finally:
+            server.server_close()
+    finally:
+        served.close()
+    return 0

@@ -1,0 +1,173 @@
+"""Extraction on a laptop: the SQLite store, staged payloads on disk, and the worker thread.
+
+``open_embedded(path, model=...)`` opens the SQLite store at ``path``, stages payloads in the
+directory beside it (``<name>-rollouts/``), and starts an ``ExtractionWorker`` fed by an
+in-process notifier. ``EmbeddedExtraction.append`` is then all an agent loop calls: each turn
+is stored and counted, and records appear as the triggers fire, with no explicit ``remember``.
+``close`` waits for the queued extractions (``drain``), stops the worker and closes the store.
+
+Consolidation runs beside it (``cairn.consolidate.embedded``): a session opened with
+``EmbeddedExtraction.session`` stages each completed run's evidence (``evidence``), the
+notifier routes it to the deferred ``consolidation`` worker, and passes tidy the scope in the
+background.
+
+A memory with no stored configuration (``default``, which the ``cairn`` command uses) extracts
+with the built-in strategies (``cairn.extract.triggers.embedded_memory``).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+
+from cairn.clock import SystemClock
+from cairn.consolidate.embedded import consolidation_worker
+from cairn.consolidate.evidence import EvidenceStager
+from cairn.consolidate.failures import ErrorCallback
+from cairn.consolidate.worker import ConsolidationWorker, KindRouter
+from cairn.errors import ConfigurationError
+from cairn.extract.delivery import Consumer, stored_or
+from cairn.extract.extractor import ExtractionOutcome, extract_rollout
+from cairn.extract.staging import RolloutPipeline
+from cairn.extract.triggers import embedded_memory, policy_for
+from cairn.extract.worker import DEFAULT_CAPACITY, ExtractionWorker
+from cairn.memories import MemoryConfig
+from cairn.models import EventInput, Scope
+from cairn.ports import Clock, Embedder, ModelProvider, StagingStore, Stores
+from cairn.rollout.index import Appended
+from cairn.rollout.payload import RolloutPayload
+from cairn.runtime.session import MemorySession
+
+
+def staging_dir(path: Path) -> Path:
+    """Where the store at ``path`` stages payloads: ``<dir>/<name>-rollouts/``."""
+    return path.with_name(f"{path.name}-rollouts")
+
+
+@dataclass
+class EmbeddedExtraction:
+    """The store, the pipeline that counts and releases, and the worker that consumes."""
+
+    stores: Stores
+    pipeline: RolloutPipeline
+    worker: ExtractionWorker
+    consumer: Consumer
+    consolidation: ConsolidationWorker | None = None
+    evidence: EvidenceStager | None = None
+
+    def append(self, scope: Scope, event: EventInput) -> Appended:
+        """Store and count one event under its memory's triggers; release what fired."""
+        memory = self.consumer.memories(scope.memory_id)
+        return self.pipeline.append(scope, event, policy_for(memory))
+
+    def session(
+        self,
+        *,
+        memory_id: str,
+        actor_id: str,
+        session_id: str,
+        embedder: Embedder | None = None,
+        on_consolidation_error: ErrorCallback | None = None,
+    ) -> MemorySession:
+        """A session whose turns are counted for extraction and whose completed runs stage
+        their evidence for consolidation."""
+        return MemorySession.local(
+            self.stores,
+            memory_id=memory_id,
+            actor_id=actor_id,
+            session_id=session_id,
+            embedder=embedder,
+            clock=self.pipeline.clock,
+            appender=self.append,
+            evidence=self.evidence.stage if self.evidence is not None else None,
+            on_consolidation_error=on_consolidation_error,
+        )
+
+    def close(self) -> None:
+        """Finish queued extractions and passes, stop the workers, close the store."""
+        try:
+            self.worker.drain()
+            self.worker.stop()
+            if self.consolidation is not None:
+                self.consolidation.drain()
+                self.consolidation.stop()
+        finally:
+            self.stores.close()
+
+
+def wire_embedded(
+    stores: Stores,
+    staging: StagingStore,
+    *,
+    model: ModelProvider,
+    embedder: Embedder | None,
+    clock: Clock,
+    capacity: int = DEFAULT_CAPACITY,
+    consolidation_executor: Executor | None = None,
+    on_consolidation_error: ErrorCallback | None = None,
+) -> EmbeddedExtraction:
+    """Connect ``stores`` and ``staging`` to the workers (not started: call ``worker.start``
+    and ``consolidation.start``)."""
+    rollouts = stores.rollouts
+    if rollouts is None:
+        raise ConfigurationError(
+            "this store keeps no rollout index, so it cannot run extraction; use the SQLite store"
+        )
+
+    def extract(payload: RolloutPayload, memory: MemoryConfig) -> ExtractionOutcome:
+        return extract_rollout(
+            payload, memory, stores=stores, model=model, embedder=embedder, clock=clock
+        )
+
+    consumer = Consumer(
+        rollouts=rollouts,
+        staging=staging,
+        memories=stored_or(stores.memories, embedded_memory),
+        extract=extract,
+        clock=clock,
+    )
+    worker = ExtractionWorker(consumer, capacity=capacity)
+    consolidation = consolidation_worker(
+        stores,
+        staging,
+        model=model,
+        clock=clock,
+        memories=consumer.memories,
+        executor=consolidation_executor,
+        on_error=on_consolidation_error,
+    )
+    notifier = KindRouter(extraction=worker.notifier, evidence=consolidation.notifier)
+    pipeline = RolloutPipeline(rollouts=rollouts, staging=staging, notifier=notifier, clock=clock)
+    worker.attach(pipeline)
+    return EmbeddedExtraction(
+        stores=stores,
+        pipeline=pipeline,
+        worker=worker,
+        consumer=consumer,
+        consolidation=consolidation,
+        evidence=EvidenceStager(rollouts, staging, notifier, clock),
+    )
+
+
+def open_embedded(
+    path: Path | str,
+    *,
+    model: ModelProvider,
+    embedder: Embedder | None,
+    clock: Clock | None = None,
+) -> EmbeddedExtraction:
+    """Open the SQLite store at ``path`` with extraction running in a background thread."""
+    from cairn.local.staging import FilesystemStagingStore
+    from cairn.store.sqlite import SQLiteBackend
+
+    at = Path(path).expanduser()
+    used = clock or SystemClock()
+    stores = SQLiteBackend(at, used).stores()
+    embedded = wire_embedded(
+        stores, FilesystemStagingStore(staging_dir(at)), model=model, embedder=embedder, clock=used
+    )
+    embedded.worker.start()
+    if embedded.consolidation is not None:
+        embedded.consolidation.start()
+    return embedded

@@ -1,0 +1,298 @@
+"""``RecordStore`` on DynamoDB: versions appended by one conditional transaction per apply."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn.changes import (
+    MAX_CHANGES_PER_APPLY,
+    MAX_CONSUMED_ROLLOUTS,
+    MAX_SNAPSHOT_RECORDS,
+    Change,
+)
+from cairn.errors import RecordNotFoundError, SnapshotConflictError
+from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport
+from cairn.store.dynamodb.client import DynamoDBClient
+from cairn.store.dynamodb.codec import (
+    VERSIONS_FROM,
+    VERSIONS_UNTIL,
+    Item,
+    decode_vector,
+    decode_version,
+    head_sk,
+    key,
+    number,
+    optional_number,
+    record_id_of,
+    record_versions_prefix,
+    s,
+    scope_pk,
+    text,
+    version_sk,
+)
+from cairn.store.dynamodb.listing import RecordListing
+from cairn.store.dynamodb.rollout_consumption import consumption
+from cairn.store.dynamodb.writes import Head, apply_transaction, erase_transactions
+from cairn.versioning import lineage, plan_writes, successor_checks, touched_ids
+
+# An erase that keeps losing its head conditions to concurrent applies gives up after this
+# many rounds with SnapshotConflictError (retryable; erase is idempotent).
+_ERASE_ROUNDS = 3
+
+Histories = dict[str, list[RecordVersion]]
+
+
+class DynamoDBRecordStore:
+    """Record versions in the items table; behaves exactly like ``InMemoryRecordStore``."""
+
+    def __init__(self, db: DynamoDBClient, table: str, clock: Clock) -> None:
+        self._db = db
+        self._table = table
+        self._clock = clock
+        self._listing = RecordListing(db, table)
+
+    def apply(
+        self,
+        scope: Scope,
+        changes: Sequence[Change],
+        *,
+        snapshot: Mapping[str, int] | None = None,
+        consume_rollouts: Sequence[str] = (),
+    ) -> tuple[RecordVersion, ...]:
+        """Append the versions ``changes`` imply and consume the rollouts in one
+        TransactWriteItems, all or nothing.
+
+        Requests: one BatchGetItem for the touched heads (and one for the rollouts), one
+        TransactWriteItems (none when nothing is written); a conflict costs one more
+        BatchGetItem to name what moved.
+        """
+        pk = scope_pk(scope)
+        snapshot = dict(snapshot or {})
+        oversized = len(changes) > MAX_CHANGES_PER_APPLY or len(snapshot) > MAX_SNAPSHOT_RECORDS
+        # An oversized batch is refused by plan_writes; don't read heads for it first.
+        heads = {} if oversized else self._heads(pk, [*touched_ids(changes), *snapshot])
+        now = self._clock.now()
+        current = {rid: head.version for rid, head in heads.items()}
+        writes = plan_writes(scope, changes, current, now, snapshot)  # raises before any write
+        consumed = consumption(
+            self._db, self._table, scope, consume_rollouts, now, limit=MAX_CONSUMED_ROLLOUTS
+        )
+        if writes or consumed:
+            checked = {**successor_checks(changes, current), **snapshot}
+            items = apply_transaction(self._table, pk, writes, heads, checked, consumed)
+            try:
+                self._db.transact(items)
+            except SnapshotConflictError as conflict:
+                raise self._name_moved(pk, conflict) from conflict
+        return tuple(write.version for write in writes)
+
+    def _heads(self, pk: str, record_ids: Sequence[str]) -> dict[str, Head]:
+        keys = [key(pk, head_sk(rid)) for rid in dict.fromkeys(record_ids)]
+        if not keys:
+            return {}
+        rows = self._db.batch_get(self._table, keys, projection="#d, #vs", names=_DATA_NAMES)
+        heads = (Head(decode_version(row), optional_number(row, "vs")) for row in rows)
+        return {head.version.record_id: head for head in heads}
+
+    def _name_moved(self, pk: str, conflict: SnapshotConflictError) -> SnapshotConflictError:
+        """The same conflict with each record's current head version filled in."""
+        keys = [key(pk, head_sk(rid)) for rid, _, _ in conflict.moved]
+        rows = self._db.batch_get(self._table, keys, projection="#sk, #v", names=_VERSION_NAMES)
+        now = {record_id_of(text(row, "sk")): number(row, "v") for row in rows}
+        return SnapshotConflictError([(rid, want, now.get(rid)) for rid, want, _ in conflict.moved])
+
+    def get(self, scope: Scope, record_id: str) -> RecordVersion:
+        """The record's head, whatever its status (one GetItem)."""
+        found = self._db.call(
+            "get_item",
+            TableName=self._table,
+            Key=key(scope_pk(scope), head_sk(record_id)),
+            ConsistentRead=True,
+            ProjectionExpression="#d",
+            ExpressionAttributeNames={"#d": "d"},
+        ).get("Item")
+        if found is None:
+            raise RecordNotFoundError(record_id)
+        return decode_version(found)
+
+    def get_version(self, scope: Scope, record_id: str, version: int) -> RecordVersion:
+        """Exactly that version (a tombstone if erased); one Query that also tells a missing
+        version of an existing record from a missing record."""
+        newest_up_to = self._db.call(
+            "query",
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues={
+                ":pk": s(scope_pk(scope)),
+                ":low": s(record_versions_prefix(record_id)),
+                ":high": s(version_sk(record_id, max(version, 1))),
+            },
+            ScanIndexForward=False,
+            Limit=1,
+            ConsistentRead=True,
+        ).get("Items", [])
+        if not newest_up_to:
+            raise RecordNotFoundError(record_id)
+        if number(newest_up_to[0], "v") != version:
+            raise RecordNotFoundError(record_id, version)
+        return decode_version(newest_up_to[0])
+
+    def history(self, scope: Scope, record_id: str) -> tuple[RecordVersion, ...]:
+        """Every version of the record, oldest first (one Query a 1 MB page)."""
+        versions = tuple(self._versions(scope_pk(scope), record_id))
+        if not versions:
+            raise RecordNotFoundError(record_id)
+        return versions
+
+    def _versions(self, pk: str, record_id: str) -> Iterator[RecordVersion]:
+        items = self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={
+                ":pk": s(pk),
+                ":prefix": s(record_versions_prefix(record_id)),
+            },
+            ConsistentRead=True,
+        )
+        return (decode_version(item) for item in items)
+
+    def list_records(
+        self,
+        scope: Scope,
+        *,
+        namespace_prefix: str | None = None,
+        as_of: datetime | None = None,
+        include_inactive: bool = False,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+    ) -> Page[RecordVersion]:
+        """Heads (or the versions current at ``as_of``) by record id, one page at a time."""
+        return self._listing.page(
+            scope,
+            namespace_prefix=namespace_prefix,
+            as_of=as_of,
+            include_inactive=include_inactive,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    def vectors(
+        self, scope: Scope, refs: Sequence[VersionRef], embedder: EmbedderId
+    ) -> dict[VersionRef, npt.NDArray[np.float32]]:
+        """Stored vectors of those versions made by ``embedder``; missing or foreign are absent.
+
+        One BatchGetItem a hundred refs, plus one for the versions whose bytes live in an
+        earlier version of the same record (a fold-in or a revision that kept the words).
+        """
+        pk = scope_pk(scope)
+        wanted = list(dict.fromkeys(refs))
+        rows = self._vector_rows(pk, [version_sk(r.record_id, r.version) for r in wanted])
+        source: dict[VersionRef, str] = {}
+        for ref in wanted:
+            row = rows.get(version_sk(ref.record_id, ref.version))
+            if row is None or row.get("ek") != s(embedder.key) or "vs" not in row:
+                continue
+            source[ref] = version_sk(ref.record_id, number(row, "vs"))
+        rows |= self._vector_rows(pk, sorted(set(source.values()) - set(rows)))
+        return {
+            ref: decode_vector(bytes(rows[sk]["vec"]["B"]), embedder.dims)
+            for ref, sk in source.items()
+            if sk in rows and "vec" in rows[sk]
+        }
+
+    def _vector_rows(self, pk: str, sort_keys: Sequence[str]) -> dict[str, Item]:
+        if not sort_keys:
+            return {}
+        rows = self._db.batch_get(
+            self._table,
+            [key(pk, sk) for sk in sort_keys],
+            projection="#sk, #ek, #vs, #vec",
+            names={"#sk": "sk", "#ek": "ek", "#vs": "vs", "#vec": "vec"},
+        )
+        return {text(row, "sk"): row for row in rows}
+
+    def erase(self, scope: Scope, record_id: str) -> EraseReport:
+        """Tombstone every version of the record and of every record derived from it.
+
+        Requests: one Query per record of the lineage, then one TransactWriteItems per 100
+        tombstones. Safe to repeat after a failure: tombstoning a tombstone changes nothing.
+        """
+        pk = scope_pk(scope)
+
+        def read() -> Histories:
+            histories = _LazyHistories(lambda rid: list(self._versions(pk, rid)))
+            if record_id not in histories:
+                raise RecordNotFoundError(record_id)
+            return {rid: list(histories[rid]) for rid in lineage(record_id, histories)}
+
+        return self._erase(pk, read)
+
+    def erase_scope(self, scope: Scope) -> EraseReport:
+        """Tombstone every record of the scope: one Query over its versions, then
+        transactions of up to 100 tombstones."""
+        pk = scope_pk(scope)
+
+        def read() -> Histories:
+            histories: Histories = {}
+            for item in self._db.query(
+                TableName=self._table,
+                KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+                ExpressionAttributeValues={
+                    ":pk": s(pk),
+                    ":low": s(VERSIONS_FROM),
+                    ":high": s(VERSIONS_UNTIL),
+                },
+                ConsistentRead=True,
+            ):
+                histories.setdefault(str(record_id_of(text(item, "sk"))), []).append(
+                    decode_version(item)
+                )
+            return histories
+
+        return self._erase(pk, read)
+
+    def _erase(self, pk: str, read: Callable[[], Histories]) -> EraseReport:
+        rounds = 1
+        while True:
+            histories = read()
+            try:
+                for items in erase_transactions(self._table, pk, histories):
+                    self._db.transact(items)
+            except SnapshotConflictError:
+                if rounds == _ERASE_ROUNDS:
+                    raise
+                rounds += 1
+                continue  # an apply moved a head meanwhile: read again, tombstone again
+            count = sum(len(versions) for versions in histories.values())
+            return EraseReport(record_ids=tuple(histories), versions=count)
+
+
+_DATA_NAMES = {"#d": "d", "#vs": "vs"}
+_VERSION_NAMES = {"#sk": "sk", "#v": "v"}
+
+
+class _LazyHistories(Mapping[str, Sequence[RecordVersion]]):
+    """A scope's versions by record id, read on demand: ``lineage`` reads only what it follows."""
+
+    def __init__(self, read: Callable[[str], list[RecordVersion]]) -> None:
+        self._read = read
+        self._loaded: dict[str, list[RecordVersion]] = {}
+
+    def __getitem__(self, record_id: str) -> Sequence[RecordVersion]:
+        if record_id not in self._loaded:
+            found = self._read(record_id)
+            if not found:
+                raise KeyError(record_id)
+            self._loaded[record_id] = found
+        return self._loaded[record_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded)
+
+    def __len__(self) -> int:
+        return len(self._loaded)

@@ -1,0 +1,164 @@
+"""The reference ``RolloutStore``, in memory: the executable reading of the rollout contract.
+
+Counting happens under the owning ``InMemoryBackend``'s lock, in the same critical section as
+the append, so concurrent writers on one session see one counter and one claim per firing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cairn.errors import RolloutNotFoundError
+from cairn.models import Event, EventInput, Scope
+from cairn.paging import check_limit
+from cairn.ports import DEFAULT_PAGE_SIZE, EventStore
+from cairn.rollout.consumption import check_staged_evidence
+from cairn.rollout.index import (
+    Appended,
+    EventRef,
+    Rollout,
+    RolloutKind,
+    RolloutState,
+    SessionCounters,
+    TriggerPolicy,
+    advance,
+    claim_idle_session,
+    count_append,
+    due_at,
+)
+
+SessionKey = tuple[Scope, str]
+EventRows = dict[Scope, dict[str, dict[str, Event]]]
+
+
+@dataclass
+class RolloutRows:
+    """Counters by (scope, session) and rollouts by scope then id."""
+
+    counters: dict[SessionKey, SessionCounters] = field(default_factory=dict)
+    rollouts: dict[Scope, dict[str, Rollout]] = field(default_factory=dict)
+
+
+class InMemoryRolloutStore:
+    def __init__(
+        self,
+        lock: threading.RLock,
+        events: EventStore,
+        event_rows: EventRows,
+        rows: RolloutRows,
+    ) -> None:
+        self._lock = lock
+        self._events = events
+        self._event_rows = event_rows
+        self._rows = rows
+
+    def append_counted(
+        self, scope: Scope, event: EventInput, *, policy: TriggerPolicy | None
+    ) -> Appended:
+        with self._lock:  # re-entrant: the append below takes it too
+            stored = self._events.append(scope, event)
+            if policy is None:
+                return Appended(event=stored)
+            key = (scope, stored.session_id)
+            counted = count_append(self._rows.counters.get(key), stored, policy)
+            if counted is None:
+                return Appended(event=stored)
+            counters, claim = counted
+            self._rows.counters[key] = counters
+            if claim is not None:
+                self._rows.rollouts.setdefault(scope, {})[claim.rollout_id] = claim
+            return Appended(event=stored, claim=claim)
+
+    def events_for(
+        self, scope: Scope, session_id: str, refs: Sequence[EventRef]
+    ) -> tuple[Event, ...]:
+        with self._lock:
+            session = self._event_rows.get(scope, {}).get(session_id, {})
+            found = (session.get(ref.event_id) for ref in refs)
+            return tuple(event for event in found if event is not None)
+
+    def counters(self, scope: Scope, session_id: str) -> SessionCounters | None:
+        with self._lock:
+            return self._rows.counters.get((scope, session_id))
+
+    def get(self, scope: Scope, rollout_id: str) -> Rollout:
+        with self._lock:
+            found = self._rows.rollouts.get(scope, {}).get(rollout_id)
+        if found is None:
+            raise RolloutNotFoundError(rollout_id)
+        return found
+
+    def list_pending(
+        self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE, kind: RolloutKind | None = None
+    ) -> tuple[Rollout, ...]:
+        check_limit(limit)
+        with self._lock:
+            rollouts = self._rows.rollouts.get(scope, {}).values()
+            pending = sorted(
+                (r for r in rollouts if r.pending and kind in (None, r.kind)),
+                key=lambda r: r.rollout_id,
+            )
+        return tuple(pending[:limit])
+
+    def add_staged(self, scope: Scope, rollout: Rollout) -> Rollout:
+        check_staged_evidence(scope, rollout)
+        with self._lock:
+            return self._rows.rollouts.setdefault(scope, {}).setdefault(rollout.rollout_id, rollout)
+
+    def mark(
+        self,
+        scope: Scope,
+        rollout_id: str,
+        state: RolloutState,
+        *,
+        now: datetime,
+        staging_key: str | None = None,
+        reason: str | None = None,
+    ) -> Rollout:
+        with self._lock:
+            current = self.get(scope, rollout_id)
+            moved = advance(current, state, now, staging_key=staging_key, reason=reason)
+            if moved is None:
+                return current
+            self._rows.rollouts[scope][rollout_id] = moved
+            return moved
+
+    def claim_idle(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
+        check_limit(limit)
+        claims: list[Rollout] = []
+        with self._lock:
+            idle = sorted(
+                (c for c in self._rows.counters.values() if c.idle_due_at and c.idle_due_at <= now),
+                key=lambda c: (c.idle_due_at, str(c.scope), c.session_id),
+            )
+            for counters in idle[:limit]:
+                claimed = claim_idle_session(counters, now)
+                if claimed is None:
+                    continue
+                reset, claim = claimed
+                self._rows.counters[(counters.scope, counters.session_id)] = reset
+                self._rows.rollouts.setdefault(counters.scope, {})[claim.rollout_id] = claim
+                claims.append(claim)
+        return tuple(claims)
+
+    def list_due(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
+        check_limit(limit)
+        with self._lock:
+            due = [
+                (when, rollout.rollout_id, rollout)
+                for rollouts in self._rows.rollouts.values()
+                for rollout in rollouts.values()
+                if (when := due_at(rollout)) is not None and when <= now
+            ]
+        due.sort(key=lambda entry: (entry[0], entry[1]))
+        return tuple(rollout for _, _, rollout in due[:limit])
+
+    def erase_scope(self, scope: Scope) -> int:
+        with self._lock:
+            sessions = [key for key in self._rows.counters if key[0] == scope]
+            for key in sessions:
+                del self._rows.counters[key]
+            return len(sessions) + len(self._rows.rollouts.pop(scope, {}))

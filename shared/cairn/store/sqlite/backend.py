@@ -1,0 +1,84 @@
+"""The embedded default backend: every store in one SQLite file, safe across processes.
+
+``SQLiteBackend(path).stores()`` gives a ``RecordStore``, an ``EventStore`` and a
+``JournalStore`` that behave exactly like the in-memory reference (``tests/conformance`` runs
+both) and keep everything on disk.
+
+- One file, write-ahead logging: one writer process and any number of reader processes; a
+  reader sees the last committed state and is never blocked by the writer. A writer that cannot
+  get the lock within ``busy_timeout`` seconds gets ``StoreUnavailableError`` (retryable).
+- Acknowledged writes survive a process crash and power loss (``synchronous=FULL``; see
+  ``cairn.store.sqlite.connection`` for why not NORMAL).
+- Inside one process the backend's stores share one connection behind a lock, so they may be
+  used from any thread; calls are serialised.
+- Schema changes are numbered migrations (``cairn/store/migrations/``), recorded in
+  ``schema_migrations`` and applied once each when the file is opened. A file written by a newer
+  cairn is refused with ``ConfigurationError``.
+- Erase is real: ``secure_delete`` overwrites erased and deleted content with zeros in the file,
+  and each erase ends with a WAL checkpoint that truncates the ``-wal`` file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cairn.clock import SystemClock
+from cairn.ports import Clock, Stores
+from cairn.store.sqlite.api_state import (
+    SQLiteIdempotencyStore,
+    SQLiteMemoryConfigStore,
+    SQLiteRecordDirectory,
+)
+from cairn.store.sqlite.codec import encode_time
+from cairn.store.sqlite.connection import SQLiteDatabase
+from cairn.store.sqlite.events import SQLiteEventStore, SQLiteJournalStore
+from cairn.store.sqlite.records import SQLiteRecordStore
+from cairn.store.sqlite.rollouts import SQLiteRolloutStore
+
+__all__ = ["SQLiteBackend", "SQLiteEventStore", "SQLiteJournalStore", "SQLiteRecordStore"]
+
+DEFAULT_BUSY_TIMEOUT = 5.0
+
+
+class SQLiteBackend:
+    """Records, events and the recall journal in the SQLite file at ``path``.
+
+    Opening creates the file (and its directory) if missing and brings its schema up to date;
+    ``close`` releases it, after which its stores raise ``ConfigurationError``.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        clock: Clock | None = None,
+        *,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> None:
+        self.path = Path(path).expanduser()
+        self.clock: Clock = clock or SystemClock()
+        self._db = SQLiteDatabase(
+            self.path, busy_timeout=busy_timeout, now=lambda: encode_time(self.clock.now())
+        )
+
+    def stores(self) -> Stores:
+        """The backend's stores, sharing its connection; closing the bundle closes the backend."""
+        return Stores(
+            records=SQLiteRecordStore(self._db, self.clock),
+            events=SQLiteEventStore(self._db, self.clock),
+            journal=SQLiteJournalStore(self._db),
+            owner=self,
+            memories=SQLiteMemoryConfigStore(self._db),
+            idempotency=SQLiteIdempotencyStore(self._db),
+            directory=SQLiteRecordDirectory(self._db),
+            rollouts=SQLiteRolloutStore(self._db, self.clock),
+        )
+
+    def close(self) -> None:
+        """Release the file; idempotent."""
+        self._db.close()
+
+    def __enter__(self) -> SQLiteBackend:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -1,0 +1,170 @@
+"""One SQLite connection shared by a backend's stores: pragmas, transactions, error translation.
+
+Thread model: one ``sqlite3`` connection per backend, opened with ``check_same_thread=False``
+and guarded by a re-entrant lock that every store call holds for its whole transaction. Calls
+from many threads are therefore serialised inside one process; parallelism across processes
+comes from WAL (one writer, any number of readers, readers never blocked by the writer).
+
+Durability: ``synchronous=FULL``. In WAL mode NORMAL already survives a *process* crash (the
+commit is in the WAL file, in the OS page cache), but can lose the last commits on power loss
+or an OS crash because the WAL is not fsynced per commit. FULL fsyncs the WAL at every commit,
+so an acknowledged write survives both. Memory writes are a few per conversational turn; one
+fsync each is cheap next to an embedding or a model call.
+
+Errors: ``sqlite3`` errors are translated here, by result code and never by message text:
+busy or locked -> ``StoreUnavailableError`` (retryable); a constraint that fired -> the state
+moved under us, ``ConflictError``; a file that is not a database, unreadable or read-only ->
+``ConfigurationError``; any other engine failure -> ``StoreUnavailableError``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from cairn.errors import CairnError, ConfigurationError, ConflictError, StoreUnavailableError
+from cairn.store.sqlite.schema import apply_migrations, known_migrations
+
+log = logging.getLogger(__name__)
+
+_BUSY = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+_CONSTRAINT = frozenset({sqlite3.SQLITE_CONSTRAINT})
+_UNUSABLE_FILE = frozenset(
+    {
+        sqlite3.SQLITE_CORRUPT,
+        sqlite3.SQLITE_NOTADB,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_PERM,
+        sqlite3.SQLITE_AUTH,
+    }
+)
+
+
+def translate(exc: sqlite3.Error, where: Path) -> CairnError | None:
+    """The cairn error for an engine error; ``None`` for misuse of the driver (a cairn bug)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return None
+    name = getattr(exc, "sqlite_errorname", str(code))
+    primary = code & 0xFF  # extended result codes keep the primary code in the low byte
+    if primary in _BUSY:
+        return StoreUnavailableError(
+            f"the SQLite store at {where} is locked by another writer ({name}); retry shortly"
+        )
+    if primary in _CONSTRAINT:
+        return ConflictError(
+            f"the SQLite store at {where} changed under this write ({name}); re-read and retry"
+        )
+    if primary in _UNUSABLE_FILE:
+        return ConfigurationError(
+            f"the SQLite store at {where} cannot be used ({name}: {exc}); check that the path "
+            "is a cairn database that this process may read and write"
+        )
+    return StoreUnavailableError(f"the SQLite store at {where} failed ({name}: {exc})")
+
+
+@contextmanager
+def translated_errors(where: Path) -> Iterator[None]:
+    """Re-raise ``sqlite3`` errors raised inside as cairn errors (``raise ... from``)."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        error = translate(exc, where)
+        if error is None:
+            raise
+        raise error from exc
+
+
+class SQLiteDatabase:
+    """The open database file: one connection, its lock, and the transactions over it."""
+
+    def __init__(self, path: Path, *, busy_timeout: float, now: Callable[[], str]) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot create the directory for the SQLite store at {path} ({exc.strerror}); "
+                "choose a writable location"
+            ) from exc
+        with translated_errors(path):
+            conn = sqlite3.connect(
+                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            try:
+                _configure(conn, path, busy_timeout)
+                apply_migrations(conn, known_migrations(), now, str(path))
+            except BaseException:
+                conn.close()
+                raise
+        self._conn: sqlite3.Connection | None = conn
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise ConfigurationError(
+                f"the SQLite store at {self.path} is closed; open a new SQLiteBackend"
+            )
+        return self._conn
+
+    @contextmanager
+    def transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        """A transaction that commits if the block returns and rolls back if it raises.
+
+        A write transaction takes the file's write lock up front (``BEGIN IMMEDIATE``), so what
+        it reads stays true until it commits; a read transaction is one consistent snapshot.
+        """
+        with self._lock, translated_errors(self.path):
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    # The original error is the one worth reporting; a failed rollback is
+                    # undone by SQLite itself when the connection next starts a transaction.
+                    with suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the file and truncate it; ``False`` if readers held it back.
+
+        After an erase this is what removes the old page images (which still hold the erased
+        content) from the ``-wal`` file. Readers of an older snapshot can delay it; the bytes
+        then leave at the next checkpoint, at the latest when the last connection closes.
+        """
+        with self._lock, translated_errors(self.path):
+            busy, _, _ = self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            log.warning("WAL checkpoint after erase deferred: another connection is reading")
+        return not busy
+
+    def close(self) -> None:
+        """Close the connection; later calls raise ``ConfigurationError``. Idempotent."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                with translated_errors(self.path):
+                    conn.close()
+
+
+def _configure(conn: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise ConfigurationError(
+            f"the SQLite store at {path} cannot use write-ahead logging (journal mode "
+            f"{mode!r}); put it on a local filesystem"
+        )
+    conn.execute("PRAGMA synchronous=FULL")  # see the module docstring: survive power loss too
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute(f"PRAGMA busy_timeout={max(0, int(busy_timeout * 1000))}")
+    # Deleted or rewritten content is overwritten with zeros in the file, not just unlinked,
+    # so an erase is real: https://sqlite.org/pragma.html#pragma_secure_delete
+    conn.execute("PRAGMA secure_delete=ON")
