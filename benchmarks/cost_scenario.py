@@ -23,7 +23,7 @@ from cairn.clock import FixedClock
 from cairn.embed.bedrock import DIMS as TITAN_DIMS
 from cairn.embed.bedrock import MODEL_ID as TITAN_MODEL_ID
 from cairn.embed.hashing import HashingEmbedder
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import Conversational, EmbedderId, EventInput, RecordVersion, Role, Scope
 from cairn.ports import FloatMatrix, RecordPlacement, Stores
@@ -121,7 +121,7 @@ class MeasuredModel:
     """The heuristic model; counts calls and the bytes a hosted model would read and write."""
 
     def __init__(self) -> None:
-        self._inner = HeuristicModel()
+        self._inner = offline_model()
         self.use = ModelUse()
 
     def complete(self, request: ModelRequest) -> ModelResponse:

@@ -36,7 +36,7 @@ from typing import Any
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.extract.triggers import embedded_memory, policy_for
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.local.staging import FilesystemStagingStore
 from cairn.local.system import wire_embedded
 from cairn.models import Scope
@@ -91,7 +91,7 @@ def run_aws(rollouts: int) -> dict[str, Any]:
     from functions._common import wiring
     from tests.pipeline.aws import REGION, LambdaRuntime, create_deployment
 
-    model, clock, counter = TimedModel(HeuristicModel()), FixedClock(), RequestCounter()
+    model, clock, counter = TimedModel(offline_model()), FixedClock(), RequestCounter()
     with mock_aws():
         session = boto3.session.Session(
             aws_access_key_id="testing",
@@ -127,7 +127,7 @@ def run_aws(rollouts: int) -> dict[str, Any]:
 
 
 def run_embedded(rollouts: int) -> dict[str, Any]:
-    model, clock = TimedModel(HeuristicModel()), FixedClock()
+    model, clock = TimedModel(offline_model()), FixedClock()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "cairn.db"
         wired = wire_embedded(

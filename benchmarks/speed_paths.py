@@ -79,14 +79,14 @@ def time_formation(stores: Stores, embedder: Embedder, runs: int) -> Timing | st
         from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY
         from cairn.extract.formation.apply import form_namespace
         from cairn.extract.formation.neighbours import read_namespace
-        from cairn.llm.heuristic import HeuristicModel
+        from cairn.local import offline_model
     except ImportError:
         return FORMATION_TODO
     from cairn.changes import NewRecord
 
     namespace = f"/facts/{SCOPE.actor_id}/"
     texts = synthetic.facts(runs, seed=77)
-    model = HeuristicModel()
+    model = offline_model()
     clock = FixedClock(NOW + timedelta(days=1))
 
     def form(i: int) -> None:

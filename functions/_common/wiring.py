@@ -16,16 +16,12 @@ from functools import cache
 from typing import Any
 
 from cairn.clock import SystemClock
-from cairn.consolidate.commit import Consolidator
+from cairn.consolidate.commit import Consolidator, build_consolidator
 from cairn.consolidate.evidence import EvidenceStager
 from cairn.errors import ConfigurationError
-from cairn.extract.delivery import Consumer, ResolveMemory, stored_or
-from cairn.extract.extractor import ExtractionOutcome, extract_rollout
+from cairn.extract.delivery import Consumer, build_consumer
 from cairn.extract.staging import RolloutPipeline
-from cairn.extract.triggers import embedded_memory
-from cairn.memories import MemoryConfig
 from cairn.ports import Clock, Embedder, ModelProvider, Stores
-from cairn.rollout.payload import RolloutPayload
 
 # Inside a Lambda: a few quick retries, and answers well within the function's timeout.
 _AWS_CONFIG = {"retries": {"mode": "standard", "max_attempts": 3}, "connect_timeout": 2}
@@ -207,39 +203,18 @@ def model() -> ModelProvider:
     return BedrockModel(runtime, deployment().extraction_model_id)
 
 
-def _memories(built: Stores) -> ResolveMemory:
-    """Stored configurations; a memory nobody configured (a library caller's own memory id)
-    extracts with the built-in strategies, as embedded."""
-    return stored_or(built.memories, embedded_memory)
-
-
 @cache
 def consumer() -> Consumer:
-    """Consuming rollouts: the stores, the staged payloads, the model and the embedder."""
-    built = stores()
-
-    def extract(payload: RolloutPayload, memory: MemoryConfig) -> ExtractionOutcome:
-        return extract_rollout(
-            payload, memory, stores=built, model=model(), embedder=embedder(), clock=clock()
-        )
-
-    return Consumer(
-        rollouts=_rollouts(built),
-        staging=staging(),
-        memories=_memories(built),
-        extract=extract,
-        clock=clock(),
-    )
+    """Consuming rollouts: the stores, the staged payloads, the model and the embedder (a
+    memory nobody configured extracts with the built-in strategies, as embedded)."""
+    return build_consumer(stores(), staging(), model=model(), embedder=embedder(), clock=clock())
 
 
 @cache
 def consolidator() -> Consolidator:
     """Consolidation passes: the stores, the staged evidence and the model (background usage,
     apart from any agent's)."""
-    built = stores()
-    return Consolidator(
-        stores=built, staging=staging(), model=model(), clock=clock(), memories=_memories(built)
-    )
+    return build_consolidator(stores(), staging(), model=model(), clock=clock())
 
 
 def evidence_stager() -> EvidenceStager:

@@ -16,6 +16,7 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
+from cairn.aws.s3_objects import S3ObjectReader
 from cairn.errors import ConfigurationError
 from cairn.extract.delivery import stored_or
 from cairn.extract.triggers import embedded_memory, policy_for
@@ -145,8 +146,7 @@ def _persona(env: TelegramEnvironment) -> Any:
     if env.persona_bucket is None:
         return lambda: ""
     return PersonaFiles(
-        wiring.client("s3"),
-        bucket=env.persona_bucket,
+        S3ObjectReader(wiring.client("s3"), bucket=env.persona_bucket),
         clock=wiring.clock(),
         files=env.persona_files,
         check_every=timedelta(seconds=60),

@@ -2,6 +2,10 @@
 
 Every model is frozen and refuses unknown fields. Timestamps are timezone-aware UTC.
 A record is a chain of immutable versions; the newest is its head (see ``RecordVersion``).
+
+Longer than 300 lines because the data contract (DESIGN §4) is one module: the record
+version, its sources and derived trust, events and journal entries validate against each other,
+and splitting them would scatter the validators that keep them consistent.
 """
 
 from __future__ import annotations

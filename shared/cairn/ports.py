@@ -3,6 +3,10 @@
 Every backend (``cairn.testing.InMemoryBackend``, ``cairn.store.sqlite.SQLiteBackend``, the AWS
 adapters) implements these and passes ``tests/conformance`` unchanged. Every store call is pinned
 to a ``Scope``; an id that lives in another scope is reported as not found.
+
+Longer than 300 lines because every Protocol stays in this one module, as httpx and
+LangGraph keep theirs: a backend author reads the whole contract in one place, and each method's
+docstring is the normative sentence its conformance test pins.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from cairn.rollout.index import (
     SessionCounters,
     TriggerPolicy,
 )
+from cairn.rollout.payload import RolloutNotice
 
 FloatMatrix = npt.NDArray[np.float32]
 
@@ -395,11 +400,14 @@ class RolloutStore(Protocol):
 
 
 class Notifier(Protocol):
-    """Tells extractors that a rollout is staged (an SNS FIFO topic, or an in-process queue)."""
+    """Tells extractors that a rollout is staged (an SNS FIFO topic, or an in-process queue).
 
-    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
-        """Publish one notice of the staged rollout; announcing the same rollout again within
-        the deduplication window delivers it once. Raises a retryable error if not published."""
+    The caller (the rollout pipeline, the evidence stager, the sweep) builds the notice; a
+    notifier only delivers it."""
+
+    def announce(self, notice: RolloutNotice) -> None:
+        """Publish ``notice``; announcing the same rollout again within the deduplication
+        window delivers it once. Raises a retryable error if not published."""
         ...
 
 

@@ -3,6 +3,10 @@
 A backend reads the heads the changes touch, calls ``plan_writes`` inside its transaction, and
 persists the result only if every head is still what it read (SQLite: one transaction under the
 write lock; DynamoDB: condition expressions). Keeping this pure is what makes every backend agree.
+
+Longer than 300 lines because ``plan_writes`` handles every kind of change against the
+same heads, and each kind's rule (what a fold-in keeps, what a supersede links) reads best beside
+the others it must agree with.
 """
 
 from __future__ import annotations

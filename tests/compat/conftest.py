@@ -20,7 +20,7 @@ from cairn.api import ApiSettings
 from cairn.api.server import RunningServer, start
 from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.local.api import EmbeddedApi, serve_embedded
 from cairn.store.sqlite import SQLiteBackend
 
@@ -45,7 +45,7 @@ def served_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedA
         SQLiteBackend(path, clock).stores(),
         path,
         embedder=OnnxEmbedder(),
-        model=HeuristicModel(),
+        model=offline_model(),
         clock=clock,
         settings=ApiSettings(),
     )

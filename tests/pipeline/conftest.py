@@ -12,7 +12,7 @@ import pytest
 
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.local.staging import FilesystemStagingStore
 from cairn.local.system import EmbeddedExtraction, wire_embedded
 from cairn.store.sqlite import SQLiteBackend
@@ -26,7 +26,7 @@ class SwitchableModel:
     """The offline heuristic extractor, or whatever a fault test puts in its place."""
 
     def __init__(self) -> None:
-        self.inner: Any = HeuristicModel()
+        self.inner: Any = offline_model()
 
     def complete(self, request: Any) -> Any:
         return self.inner.complete(request)

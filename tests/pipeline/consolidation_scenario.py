@@ -11,7 +11,7 @@ from cairn.clock import FixedClock
 from cairn.consolidate.prompts import CONSOLIDATION_SCHEMA
 from cairn.embed.hashing import HashingEmbedder
 from cairn.extract.triggers import EMBEDDED_STRATEGIES, embedded_memory
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.memories import MemoryConfig, StrategyKind
 from cairn.model_request import ModelRequest, ModelResponse, ModelUsage
 from cairn.models import RecordVersion, Role, Status
@@ -54,7 +54,7 @@ class ScenarioModel:
     the new preference are both shown, the new one holds, decided by the evidence."""
 
     def __init__(self) -> None:
-        self.extractor = HeuristicModel()
+        self.extractor = offline_model()
         self.consolidation_requests: list[ModelRequest] = []
 
     def complete(self, request: ModelRequest) -> ModelResponse:

@@ -11,6 +11,7 @@ from cairn.model_request import ModelRequest, ModelResponse, ModelUsage, StopRea
 from cairn.models import Scope
 from cairn.ports import ModelProvider, Notifier, RolloutStore, StagingStore, Stores
 from cairn.rollout.index import RolloutState
+from cairn.rollout.payload import RolloutNotice
 from tests.pipeline.scenario import live_records
 
 
@@ -21,7 +22,7 @@ class Crash(Exception):  # noqa: N818 - it stands for the process dying, not an 
 class CrashBeforePublish:
     """A notifier whose process dies before the publish reaches the topic."""
 
-    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
+    def announce(self, notice: RolloutNotice) -> None:
         raise Crash("before publish")
 
 
@@ -31,8 +32,8 @@ class CrashAfterPublish:
     def __init__(self, inner: Notifier) -> None:
         self.inner = inner
 
-    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
-        self.inner.announce(scope, rollout_id, staging_key)
+    def announce(self, notice: RolloutNotice) -> None:
+        self.inner.announce(notice)
         raise Crash("after publish")
 
 

@@ -26,6 +26,7 @@ from cairn.model_request import ModelRequest
 from cairn.models import RecordVersion, Role, Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.rollout.index import Rollout, new_evidence_id
+from cairn.rollout.payload import RolloutNotice
 from cairn.store.memory import InMemoryBackend
 
 SCOPE = Scope(memory_id="default", actor_id="tg:7")
@@ -38,8 +39,8 @@ class RecordingNotifier:
     def __init__(self) -> None:
         self.announced: list[tuple[Scope, str]] = []
 
-    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
-        self.announced.append((scope, rollout_id))
+    def announce(self, notice: RolloutNotice) -> None:
+        self.announced.append((notice.scope, notice.rollout_id))
 
 
 class Bench:

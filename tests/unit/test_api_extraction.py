@@ -16,7 +16,7 @@ import pytest
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.errors import ModelRejectedError
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.local.api import EmbeddedApi, serve_embedded
 from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import Scope
@@ -41,7 +41,7 @@ class Flaky:
 
     def __init__(self) -> None:
         self.refusing = False
-        self.inner = HeuristicModel()
+        self.inner = offline_model()
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         if self.refusing:

@@ -7,7 +7,13 @@ from datetime import UTC, datetime
 import pytest
 
 from cairn.changes import Create, FoldIn
-from cairn.demo.script import CONVERSATION, DEMO_SCOPE, plan_filing, read_event, statements_in
+from cairn.demo.conversation_script import (
+    CONVERSATION,
+    DEMO_SCOPE,
+    plan_filing,
+    read_event,
+    statements_in,
+)
 from cairn.models import (
     Conversational,
     Event,

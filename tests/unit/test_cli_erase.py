@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cairn.clock import FixedClock
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.local.staging import FilesystemStagingStore
 from cairn.local.system import staging_dir, wire_embedded
 from cairn.models import Conversational, EventInput, Role, Scope
@@ -41,7 +41,7 @@ def stage_conversations(store: Path) -> None:
     extraction = wire_embedded(
         stores,
         FilesystemStagingStore(staging_dir(store)),
-        model=HeuristicModel(),
+        model=offline_model(),
         embedder=None,
         clock=clock,
     )

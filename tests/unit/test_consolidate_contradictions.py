@@ -7,7 +7,7 @@ from pathlib import Path
 from cairn.changes import Revise, SupersedeBy
 from cairn.consolidate.commit import consolidate_scope
 from cairn.consolidate.contradictions import is_contested, resolve_contradiction
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.models import EdgeKind, Source, SourceKind, Status, Trust
 from cairn.recall import RecallQuery, recall
 from tests.unit.consolidation_support import SCOPE, Bench
@@ -74,7 +74,7 @@ def test_the_heuristic_model_merges_repeats_and_lets_the_later_attribute_win(
     bench.remember("The user has a cat.")
     bench.run("Hello again.")
 
-    outcome = consolidate_scope(SCOPE, bench.consolidator(model=HeuristicModel()))
+    outcome = consolidate_scope(SCOPE, bench.consolidator(model=offline_model()))
 
     assert outcome.status == "committed"
     assert (outcome.counts.merged, outcome.counts.superseded) == (1, 1)

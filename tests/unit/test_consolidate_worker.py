@@ -14,12 +14,12 @@ import pytest
 
 from cairn.clock import FixedClock
 from cairn.consolidate.commit import PassOutcome, PassStatus
-from cairn.consolidate.embedded import consolidation_worker
 from cairn.consolidate.failures import ConsolidationFailure
 from cairn.consolidate.schedule import PassScheduler
-from cairn.consolidate.worker import ConsolidationWorker
+from cairn.consolidate.worker import ConsolidationWorker, consolidation_worker
 from cairn.errors import InvalidInputError, StoreUnavailableError
 from cairn.models import Scope
+from cairn.rollout.payload import RolloutNotice
 from tests.unit.consolidation_support import (
     SCOPE,
     Bench,
@@ -86,7 +86,7 @@ def test_capacity_bounds_admitted_scopes_counting_running_passes(clock: FixedClo
 
     assert not found.notify(scope(3))
     with pytest.raises(StoreUnavailableError):
-        found.notifier.announce(scope(3), "ev-1", "rollouts/x/ev-1")
+        found.notifier.announce(RolloutNotice.of(scope(3), "ev-1", "rollouts/x/ev-1"))
     assert found.notify(scope(1))  # a running scope takes a follow-up, not a new place
     manual.run()  # scope 1 ends and is queued again for its follow-up: still admitted
     assert found.scheduler.queued == (scope(1),)
@@ -283,7 +283,7 @@ def test_shutdown_cancels_and_joins_the_running_pass_and_keeps_the_evidence(
         return answer({"kind": "add", "content": "The user prefers tea.", "evidence": [1]})
 
     bench.model.queue(held)
-    found = consolidation_worker(bench.stores, bench.staging, model=bench.model, clock=bench.clock)
+    found = consolidation_worker(bench.consolidator())
     found.notify(SCOPE)
     bench.clock.advance(WINDOW)
     found.run_once()  # submitted to the worker's thread pool
@@ -305,13 +305,7 @@ def test_background_usage_is_summed_apart_from_the_agent(tmp_path: Path) -> None
     bench = Bench(tmp_path)
     bench.run("I prefer tea.")
     bench.model.queue(answer())
-    found = consolidation_worker(
-        bench.stores,
-        bench.staging,
-        model=bench.model,
-        clock=bench.clock,
-        executor=SynchronousExecutor(),
-    )
+    found = consolidation_worker(bench.consolidator(), executor=SynchronousExecutor())
     found.notify(SCOPE)
     bench.clock.advance(WINDOW)
 

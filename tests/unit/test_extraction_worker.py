@@ -11,7 +11,7 @@ import pytest
 
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.local.staging import FilesystemStagingStore
 from cairn.local.system import EmbeddedExtraction, wire_embedded
 from cairn.models import Conversational, EventInput, Role, Scope
@@ -25,7 +25,7 @@ def _wired(tmp_path: Path, clock: FixedClock, capacity: int) -> EmbeddedExtracti
     return wire_embedded(
         InMemoryBackend(clock).stores(),
         FilesystemStagingStore(tmp_path / "staging"),
-        model=HeuristicModel(),
+        model=offline_model(),
         embedder=HashingEmbedder(),
         clock=clock,
         capacity=capacity,
@@ -120,9 +120,7 @@ def test_open_embedded_extracts_into_the_sqlite_file_before_it_closes(
     from cairn.store.sqlite import SQLiteBackend
 
     path = tmp_path / "cairn.db"
-    extraction = open_embedded(
-        path, model=HeuristicModel(), embedder=HashingEmbedder(), clock=clock
-    )
+    extraction = open_embedded(path, model=offline_model(), embedder=HashingEmbedder(), clock=clock)
     for n in range(5):
         _say(extraction, clock, f"Small talk number {n}.")
     _say(extraction, clock, "My favourite editor is Helix.")

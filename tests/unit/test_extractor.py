@@ -12,7 +12,7 @@ import pytest
 from cairn.changes import Change, FoldIn
 from cairn.errors import InvalidInputError, ModelTimeoutError, StoreUnavailableError
 from cairn.extract.extractor import extract_rollout
-from cairn.llm.heuristic import HeuristicModel
+from cairn.local import offline_model
 from cairn.memories import MemoryConfig, SelfManagedConfig, StrategyKind, TriggerConditions
 from cairn.models import RecordVersion, Role, SourceKind, Status, Trust
 from cairn.ports import RecordStore, Stores
@@ -74,7 +74,7 @@ STATED = rollout(
 
 
 def test_the_offline_extractor_files_each_statement_once_in_its_namespace(stores: Stores) -> None:
-    outcome = run(stores, STATED, HeuristicModel(), memory())
+    outcome = run(stores, STATED, offline_model(), memory())
     assert outcome.status == "applied"
     assert outcome.done
     filed: dict[str, set[str]] = {}
@@ -99,7 +99,7 @@ def test_the_offline_extractor_files_each_statement_once_in_its_namespace(stores
 
 
 def test_extracted_records_can_be_found_by_id_through_the_record_directory(stores: Stores) -> None:
-    outcome = run(stores, STATED, HeuristicModel(), memory())
+    outcome = run(stores, STATED, offline_model(), memory())
     assert stores.directory is not None
     for ref in outcome.written:
         placed = stores.directory.locate(MEMORY_ID, ref.record_id)
@@ -107,7 +107,7 @@ def test_extracted_records_can_be_found_by_id_through_the_record_directory(store
 
 
 def test_a_duplicate_delivery_writes_nothing_and_asks_no_model(stores: Stores) -> None:
-    run(stores, STATED, HeuristicModel(), memory())
+    run(stores, STATED, offline_model(), memory())
     before = everything(stores)
 
     again = run(stores, STATED, ScriptedModel(), memory())  # any model call would raise
@@ -183,9 +183,9 @@ def test_a_judge_timeout_writes_nothing(stores: Stores) -> None:
 
 
 def test_the_same_statement_in_a_later_rollout_is_folded_in_not_duplicated(stores: Stores) -> None:
-    run(stores, STATED, HeuristicModel(), memory())
+    run(stores, STATED, offline_model(), memory())
     later = rollout(message(20, "My office is in Lisbon."), rollout_id="ro-2")
-    outcome = run(stores, later, HeuristicModel(), memory())
+    outcome = run(stores, later, offline_model(), memory())
     # The fact, and the session summary, which already said it.
     assert (outcome.counts.folded_in, outcome.counts.created) == (2, 0)
     facts = stores.records.list_records(SCOPE, namespace_prefix=f"/facts/{ACTOR}/").items
@@ -196,9 +196,9 @@ def test_the_same_statement_in_a_later_rollout_is_folded_in_not_duplicated(store
 
 
 def test_a_changed_fact_supersedes_the_inferred_one(stores: Stores) -> None:
-    run(stores, STATED, HeuristicModel(), memory())
+    run(stores, STATED, offline_model(), memory())
     moved = rollout(message(20, "My office is in Porto."), rollout_id="ro-2")
-    run(stores, moved, HeuristicModel(), memory())
+    run(stores, moved, offline_model(), memory())
     facts = stores.records.list_records(SCOPE, namespace_prefix=f"/facts/{ACTOR}/").items
     assert sorted(v.content for v in facts) == [
         "The user is allergic to peanuts.",
@@ -216,13 +216,13 @@ def test_one_summary_per_session_evolves_with_each_rollout(stores: Stores) -> No
     run(
         stores,
         rollout(message(1, "I prefer tea."), strategy_ids=ids),
-        HeuristicModel(),
+        offline_model(),
         summaries_only,
     )
     run(
         stores,
         rollout(message(2, "My dog is Rex."), strategy_ids=ids, rollout_id="ro-2"),
-        HeuristicModel(),
+        offline_model(),
         summaries_only,
     )
     run(
@@ -230,7 +230,7 @@ def test_one_summary_per_session_evolves_with_each_rollout(stores: Stores) -> No
         rollout(
             message(3, "I prefer jazz."), strategy_ids=ids, rollout_id="ro-3", session_id="chat-2"
         ),
-        HeuristicModel(),
+        offline_model(),
         summaries_only,
     )
     live = stores.records.list_records(SCOPE).items
@@ -262,10 +262,10 @@ class FailingSecondApply:
 def test_a_delivery_that_died_between_namespaces_is_finished_by_the_next(stores: Stores) -> None:
     dying = dataclasses.replace(stores, records=FailingSecondApply(stores.records))
     with pytest.raises(StoreUnavailableError):
-        run(dying, STATED, HeuristicModel(), memory())
+        run(dying, STATED, offline_model(), memory())
     assert len(everything(stores)) == 2  # the facts namespace was applied, atomically
 
-    outcome = run(stores, STATED, HeuristicModel(), memory())
+    outcome = run(stores, STATED, offline_model(), memory())
 
     assert outcome.counts.already_applied == 1
     contents = sorted(v.content for v in everything(stores))

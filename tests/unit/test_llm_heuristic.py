@@ -13,10 +13,12 @@ from cairn.answers.extraction import (
     FormationAnswer,
     SummaryAnswer,
 )
+from cairn.consolidate.prompts import CONSOLIDATION_SCHEMA
 from cairn.errors import ConfigurationError
 from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY
 from cairn.extract.prompts import (
     EXTRACTION_SCHEMA,
+    FORMATION_SCHEMA,
     CandidateCase,
     ExistingMemory,
     ExtractionInput,
@@ -25,7 +27,8 @@ from cairn.extract.prompts import (
     extraction_request,
     formation_request,
 )
-from cairn.llm.heuristic import HeuristicModel
+from cairn.llm.heuristic import HeuristicModel, Responder
+from cairn.local import offline_model
 from cairn.memories import StrategyKind
 from cairn.model_request import ModelMessage, ModelRequest, OutputSchema
 from cairn.models import Role
@@ -46,7 +49,7 @@ def _extract(kind: StrategyKind, summary_so_far: str | None = None) -> tuple[Can
         appended=None,
         policy=DEFAULT_EXTRACTION_POLICY,
     )
-    text = HeuristicModel().complete(request).text
+    text = offline_model().complete(request).text
     return answer_type.model_validate_json(text).candidates
 
 
@@ -111,7 +114,7 @@ def test_the_judge_folds_repeats_supersedes_a_changed_attribute_and_creates_the_
         ),
     )
     request = formation_request(document, policy=DEFAULT_EXTRACTION_POLICY)
-    answer = FormationAnswer.model_validate_json(HeuristicModel().complete(request).text)
+    answer = FormationAnswer.model_validate_json(offline_model().complete(request).text)
     assert [(d.candidate, d.action, d.target) for d in answer.decisions] == [
         (1, "supersede", 1),
         (2, "same", 2),
@@ -130,7 +133,7 @@ def test_the_output_bound_is_honoured_by_stopping_early() -> None:
         appended=None,
         policy=DEFAULT_EXTRACTION_POLICY.model_copy(update={"max_output_tokens": 256}),
     )
-    text = HeuristicModel().complete(request).text
+    text = offline_model().complete(request).text
     assert len(text) // 4 <= 256
     assert 0 < len(json.loads(text)["candidates"]) < 16
 
@@ -149,4 +152,28 @@ def test_anything_but_cairn_s_own_requests_is_refused_as_a_configuration_problem
     request_: ModelRequest,
 ) -> None:
     with pytest.raises(ConfigurationError):
-        HeuristicModel().complete(request_)
+        offline_model().complete(request_)
+
+
+def test_the_provider_answers_only_the_schemas_its_caller_gave_it_responders_for() -> None:
+    echo = Responder(key="items", answer=lambda text: [{"said": text}, {"said": text}])
+    model = HeuristicModel({"echo": echo})
+    request = ModelRequest(
+        messages=(ModelMessage(role="user", text="hello"),),
+        output=OutputSchema(name="echo", json_schema={"type": "object"}),
+    )
+
+    assert json.loads(model.complete(request).text) == {
+        "items": [{"said": "hello"}, {"said": "hello"}]
+    }
+    assert model.schemas == {"echo"}
+    with pytest.raises(ConfigurationError, match="echo"):
+        model.complete(
+            request.model_copy(update={"output": OutputSchema.of(ExtractionAnswer, "other")})
+        )
+    bounded = request.model_copy(update={"max_output_tokens": 8})
+    assert json.loads(model.complete(bounded).text) == {"items": [{"said": "hello"}]}
+
+
+def test_the_offline_model_answers_extraction_formation_and_consolidation() -> None:
+    assert offline_model().schemas == {EXTRACTION_SCHEMA, FORMATION_SCHEMA, CONSOLIDATION_SCHEMA}

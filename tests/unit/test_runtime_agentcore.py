@@ -18,6 +18,7 @@ import pytest
 
 from cairn.api import Api, ApiContext
 from cairn.api.server import RunningServer, start
+from cairn.aws.agentcore_client import call
 from cairn.clock import SystemClock
 from cairn.errors import ConfigurationError, StoreUnavailableError
 from cairn.models import Conversational, EventInput, Scope, Status
@@ -117,7 +118,7 @@ def test_a_retried_append_with_the_same_token_is_stored_once(
     client: Any, memory_id: str, stores: Stores
 ) -> None:
     scope = Scope(memory_id=memory_id, actor_id="tg:42")
-    store = AgentCoreSessionStore(client, clock=SystemClock())
+    store = AgentCoreSessionStore(client, call=call, clock=SystemClock())
     turn = EventInput(
         session_id="retry",
         event_timestamp=datetime.now(UTC),
@@ -209,7 +210,7 @@ def test_an_unreachable_endpoint_degrades_recall_and_refuses_appends_as_retryabl
         event_timestamp=datetime.now(UTC),
         payload=(Conversational(role="USER", text="kept"),),
     )
-    store = AgentCoreSessionStore(client, clock=SystemClock())
+    store = AgentCoreSessionStore(client, call=call, clock=SystemClock())
     with pytest.raises(StoreUnavailableError, match="unreachable") as raised:
         store.append(
             Scope(memory_id="nowhere-memory-0001", actor_id="tg:42"), turn, token=uuid.uuid4().hex

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn.demo.agent import DEMO_AGENT_SCOPE, EDITED_LESSON, LESSON
+from cairn.demo.agent_script import DEMO_AGENT_SCOPE, EDITED_LESSON, LESSON
 
 
 def _cairn(*args: str) -> subprocess.CompletedProcess[str]:

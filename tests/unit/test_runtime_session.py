@@ -18,7 +18,7 @@ from cairn.models import Conversational, Event, EventInput, Role, Scope, Source
 from cairn.ports import Stores
 from cairn.recall import RecallPolicy, RecallQuery
 from cairn.runtime import MemorySession, RecalledItem, SessionOptions
-from cairn.runtime.local import LocalSessionStore
+from cairn.runtime.in_process import InProcessSessionStore
 from cairn.runtime.session_store import Recalled, Written
 from cairn.store.sqlite import SQLiteBackend
 from cairn.testing import HashingEmbedder, InMemoryBackend
@@ -105,7 +105,7 @@ def test_turns_accepted_in_the_same_instant_keep_their_order(
     assert stamps == sorted(set(stamps))
 
 
-class _FlakyStore(LocalSessionStore):
+class _FlakyStore(InProcessSessionStore):
     """Refuses the append numbered ``fail_on`` once, as a throttled store would."""
 
     def __init__(self, stores: Stores, clock: FixedClock, fail_on: int) -> None:
@@ -197,7 +197,7 @@ def test_a_memoryless_session_has_the_same_api_and_keeps_nothing() -> None:
         assert session.pending_turns == 0
 
 
-class _DownStore(LocalSessionStore):
+class _DownStore(InProcessSessionStore):
     """A store whose recall is unavailable (appends still work)."""
 
     def recall(

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from cairn.aws.s3_objects import S3ObjectReader
 from cairn.clock import FixedClock
+from cairn.errors import ConfigurationError
 from cairn.telegram.persona import PersonaFiles
 
 boto3 = pytest.importorskip("boto3")
@@ -46,7 +48,10 @@ def _count_gets(client: Any) -> list[str]:
 def test_files_are_read_once_then_only_checked_each_interval(s3: Any) -> None:
     clock = FixedClock()
     persona = PersonaFiles(
-        s3, bucket=BUCKET, clock=clock, prefix="bot/", check_every=timedelta(seconds=60)
+        S3ObjectReader(s3, bucket=BUCKET),
+        clock=clock,
+        prefix="bot/",
+        check_every=timedelta(seconds=60),
     )
     gets = _count_gets(s3)
     first = persona.prompt()
@@ -68,7 +73,10 @@ def test_files_are_read_once_then_only_checked_each_interval(s3: Any) -> None:
 def test_an_edit_reaches_the_prompt_after_the_interval(s3: Any) -> None:
     clock = FixedClock()
     persona = PersonaFiles(
-        s3, bucket=BUCKET, clock=clock, prefix="bot/", check_every=timedelta(seconds=60)
+        S3ObjectReader(s3, bucket=BUCKET),
+        clock=clock,
+        prefix="bot/",
+        check_every=timedelta(seconds=60),
     )
     persona.prompt()
     s3.put_object(Bucket=BUCKET, Key="bot/USER.md", Body=b"The user is an early bird now.")
@@ -80,6 +88,17 @@ def test_an_edit_reaches_the_prompt_after_the_interval(s3: Any) -> None:
 
 def test_a_missing_file_is_left_out(s3: Any) -> None:
     persona = PersonaFiles(
-        s3, bucket=BUCKET, clock=FixedClock(), files=("SOUL.md", "RULES.md"), prefix="bot/"
+        S3ObjectReader(s3, bucket=BUCKET),
+        clock=FixedClock(),
+        files=("SOUL.md", "RULES.md"),
+        prefix="bot/",
     )
     assert persona.prompt() == "# SOUL.md\n\nYou are Pip, a cheerful barista."
+
+
+def test_a_bucket_that_refuses_the_read_is_a_configuration_error(s3: Any) -> None:
+    persona = PersonaFiles(
+        S3ObjectReader(s3, bucket="no-such-persona-bucket"), clock=FixedClock(), prefix="bot/"
+    )
+    with pytest.raises(ConfigurationError, match="s3:GetObject permission"):
+        persona.prompt()

@@ -13,8 +13,8 @@ from cairn.models import Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall.render import TRUNCATION_MARK
 from cairn.runtime import MAX_ENTRY_BYTES, MemorySession, Run
+from cairn.runtime.tool_definitions import DEFINITIONS
 from cairn.runtime.tool_formats import input_schema
-from cairn.runtime.tools import DEFINITIONS
 from cairn.testing import InMemoryBackend
 
 SCOPE = Scope(memory_id="mem-1", actor_id="tg:42")

@@ -10,8 +10,8 @@ from cairn.clock import FixedClock
 from cairn.models import Scope, Source, SourceKind, Status, Trust
 from cairn.ports import Stores
 from cairn.runtime import MemorySession, Run, SessionOptions
+from cairn.runtime.tool_definitions import DEFINITIONS, ToolOutcome
 from cairn.runtime.tool_formats import converse_tool_result, mcp_annotations, openai_tool_message
-from cairn.runtime.tools import DEFINITIONS, ToolOutcome
 from cairn.testing import HashingEmbedder, InMemoryBackend
 
 SCOPE = Scope(memory_id="mem-1", actor_id="tg:42")

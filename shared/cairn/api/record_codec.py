@@ -29,7 +29,7 @@ STRATEGY_ID_KEY = "agentcore#memoryStrategyId"
 METADATA_KEY = "agentcore#metadata"
 RESERVED_KEYS = frozenset({STRATEGY_ID_KEY, METADATA_KEY})
 API_SOURCE = Source(kind=SourceKind.IMPORT)
-API_CONFIDENCE = 0.7  # what the cairn command gives an imported record (cli_commands)
+API_CONFIDENCE = 0.7  # what the cairn command gives an imported record (cairn.cli.commands)
 
 _CATEGORY = {
     StrategyKind.SEMANTIC: "fact",

@@ -77,23 +77,16 @@ class SNSNotifier:
         self._client = client
         self.topic_arn = topic_arn
 
-    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
-        """Publish one notice; a retryable ``CairnError`` if SNS did not take it."""
-        notice = RolloutNotice(
-            memory_id=scope.memory_id,
-            actor_id=scope.actor_id,
-            rollout_id=rollout_id,
-            staging_key=staging_key,
-        )
+    def announce(self, notice: RolloutNotice) -> None:
+        """Publish ``notice``; a retryable ``CairnError`` if SNS did not take it."""
+        kind = rollout_kind(notice.rollout_id)
         try:
             self._client.publish(
                 TopicArn=self.topic_arn,
                 Message=encode_notice(notice),
-                MessageGroupId=message_group(scope),
-                MessageDeduplicationId=rollout_id,
-                MessageAttributes={
-                    KIND_ATTRIBUTE: {"DataType": "String", "StringValue": rollout_kind(rollout_id)}
-                },
+                MessageGroupId=message_group(notice.scope),
+                MessageDeduplicationId=notice.rollout_id,
+                MessageAttributes={KIND_ATTRIBUTE: {"DataType": "String", "StringValue": kind}},
             )
         except ClientError as exc:
             raise _translate(exc, self.topic_arn) from exc

@@ -13,9 +13,8 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import NoReturn
 
-import platformdirs
-
 from cairn.cli.errors import UsageError
+from cairn.local.store import default_store_path
 from cairn.recall.query import MAX_TOP_K
 
 DEFAULT_MEMORY = "default"
@@ -73,14 +72,9 @@ def parse_unit(text: str) -> float:
     return value
 
 
-def default_store() -> Path:
-    """``<user data dir>/cairn.db``, e.g. ``~/.local/share/cairn/cairn.db`` on Linux."""
-    return Path(platformdirs.user_data_dir("cairn")) / "cairn.db"
-
-
 def default_demo_store() -> Path:
     """``<user data dir>/demo.db``: the demo never writes into the real store by default."""
-    return Path(platformdirs.user_data_dir("cairn")) / "demo.db"
+    return default_store_path().with_name("demo.db")
 
 
 def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Namespace:
@@ -90,7 +84,7 @@ def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> a
         args.store = args.store or default_demo_store()
         return args
     if args.command in STORE_COMMANDS:
-        args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store())
+        args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store_path())
         return args
     args.actor = args.actor or environ.get("CAIRN_ACTOR")
     if not args.actor:
@@ -98,5 +92,5 @@ def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> a
             f"no actor given: pass --actor ID or set CAIRN_ACTOR; see `cairn {args.command} --help`"
         )
     args.memory = args.memory or environ.get("CAIRN_MEMORY") or DEFAULT_MEMORY
-    args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store())
+    args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store_path())
     return args

@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cairn.changes import Create, NewRecord, Retract, Vector
@@ -22,9 +21,9 @@ from cairn.cli.output import record_line, version_json, version_lines, when
 from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.erasure import erase_actor
-from cairn.errors import ConfigurationError
+from cairn.local.store import all_records, default_namespace, open_store
 from cairn.models import RecordVersion, Scope, Source, SourceKind
-from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
+from cairn.ports import Clock, Embedder, Stores
 from cairn.recall import RecallQuery, Recollection, Replay
 from cairn.recall import recall as recall_block
 from cairn.recall import replay as replay_journal
@@ -48,19 +47,6 @@ class Context:
     clock: Clock
 
 
-def open_backend(path: Path, clock: Clock, *, create: bool) -> Stores:
-    """The embedded SQLite store at ``path``; a missing file is created only if ``create``."""
-    if not create and not path.exists():
-        raise ConfigurationError(
-            f"no store at {path}: nothing has been remembered there yet; check --store "
-            "(or CAIRN_STORE), or write to it first with `cairn remember`"
-        )
-    from cairn.store.sqlite import SQLiteBackend  # sqlite3 loads only when a store is used
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteBackend(path, clock).stores()
-
-
 def scope_of(args: argparse.Namespace) -> Scope:
     """The scope --memory and --actor name; ``ValidationError`` if either id is malformed."""
     return Scope(memory_id=args.memory, actor_id=args.actor)
@@ -71,7 +57,7 @@ def opened(args: argparse.Namespace, *, create: bool = False) -> Iterator[Contex
     """The context for ``args`` (scope from --memory/--actor, store from --store), closed after."""
     scope = scope_of(args)
     clock = SystemClock()
-    stores = open_backend(args.store, clock, create=create)
+    stores = open_store(args.store, clock, create=create)
     try:
         yield Context(scope=scope, stores=stores, clock=clock)
     finally:
@@ -91,12 +77,6 @@ def with_vectors(embedder: Embedder, records: Sequence[NewRecord]) -> list[NewRe
         )
         for record, row in zip(records, rows, strict=True)
     ]
-
-
-def default_namespace(category: str, actor_id: str) -> str:
-    """``/preferences/<actor>/`` for preferences, ``/facts/<actor>/`` for everything else."""
-    kind = "preferences" if category == "preference" else "facts"
-    return f"/{kind}/{actor_id}/"
 
 
 def remember(args: argparse.Namespace) -> int:
@@ -183,7 +163,7 @@ def _dump(versions: Sequence[RecordVersion]) -> list[dict[str, Any]]:
 def as_of(args: argparse.Namespace) -> int:
     """Print the records that were active at TIME, as the versions current then."""
     with opened(args) as ctx:
-        held = list_all(ctx.stores, ctx.scope, namespace_prefix=args.namespace, as_of=args.time)
+        held = all_records(ctx.stores, ctx.scope, namespace_prefix=args.namespace, as_of=args.time)
     if args.json:
         print(
             json.dumps({"as_of": args.time.isoformat(), "records": _dump(held)}, ensure_ascii=False)
@@ -193,18 +173,6 @@ def as_of(args: argparse.Namespace) -> int:
     for version in held:
         print(record_line(version))
     return 0
-
-
-def list_all(stores: Stores, scope: Scope, **filters: Any) -> list[RecordVersion]:
-    """Every page of ``list_records`` with those filters, in record id order."""
-    found: list[RecordVersion] = []
-    cursor: str | None = None
-    while True:
-        page = stores.records.list_records(scope, limit=MAX_PAGE_SIZE, cursor=cursor, **filters)
-        found.extend(page.items)
-        cursor = page.next_cursor
-        if cursor is None:
-            return found
 
 
 def forget(args: argparse.Namespace) -> int:
@@ -271,8 +239,7 @@ def erase(args: argparse.Namespace) -> int:
                 + ", ".join(report.record_ids)
             )
         else:
-            from cairn.local.staging import FilesystemStagingStore
-            from cairn.local.system import staging_dir
+            from cairn.local import FilesystemStagingStore, staging_dir
 
             # Staged rollouts hold conversation text: they go too (cairn.erasure.erase_actor).
             staging = FilesystemStagingStore(staging_dir(args.store))

@@ -20,7 +20,6 @@ from cairn.cli.args import (
     DEFAULT_MEMORY,
     CliParser,
     default_demo_store,
-    default_store,
     parse_instant,
     parse_top_k,
     parse_unit,
@@ -28,9 +27,8 @@ from cairn.cli.args import (
 )
 from cairn.cli.errors import FAILURE_EXIT, explain
 from cairn.cli.serve import add_serve_command
-from cairn.demo import agent as demo_agent
-from cairn.demo import agent_phases as demo_agent_phases
-from cairn.demo import phases as demo_phases
+from cairn.demo import agent_demo, agent_script, conversation_demo
+from cairn.local.store import default_store_path
 from cairn.models import SourceKind
 from cairn.recall.query import DEFAULT_TOP_K
 
@@ -54,7 +52,7 @@ def _location_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
         "--store",
         type=Path,
         default=default,
-        help=f"the embedded SQLite store (env CAIRN_STORE; default: {default_store()})",
+        help=f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})",
     )
 
 
@@ -165,7 +163,7 @@ def _add_demo_commands(commands: argparse._SubParsersAction[CliParser]) -> None:
         "a scripted conversation filed by an offline agent in one process, recalled and "
         "replayed from others: memory surviving between processes, on the embedded store"
     )
-    sub = _add_command(commands, "demo", demo_phases.run_demo, summary)
+    sub = _add_command(commands, "demo", conversation_demo.run_demo, summary)
     sub.add_argument(
         "--store",
         type=Path,
@@ -175,9 +173,9 @@ def _add_demo_commands(commands: argparse._SubParsersAction[CliParser]) -> None:
     sub.add_argument("--fresh", action="store_true", help="delete the demo store first")
     # The phases the demo runs in child processes; not part of the public surface.
     phase = commands.add_parser("demo-phase")
-    phase.add_argument("phase", choices=sorted(demo_phases.PHASES))
+    phase.add_argument("phase", choices=sorted(conversation_demo.PHASES))
     phase.add_argument("--store", type=Path, required=True)
-    phase.set_defaults(run=demo_phases.run_phase)
+    phase.set_defaults(run=conversation_demo.run_phase)
     _add_agent_demo_commands(commands)
 
 
@@ -186,7 +184,7 @@ def _add_agent_demo_commands(commands: argparse._SubParsersAction[CliParser]) ->
         "an agent loop with memory tools, across processes: a lesson learned in one run, "
         "recalled in the next, edited, and the edit shown by `cairn history`"
     )
-    sub = _add_command(commands, "demo-agent", demo_agent_phases.run_demo_agent, summary)
+    sub = _add_command(commands, "demo-agent", agent_demo.run_demo_agent, summary)
     sub.add_argument(
         "--store",
         type=Path,
@@ -196,9 +194,9 @@ def _add_agent_demo_commands(commands: argparse._SubParsersAction[CliParser]) ->
     sub.add_argument("--fresh", action="store_true", help="delete the demo store first")
     # The phases the agent demo runs in child processes; not part of the public surface.
     phase = commands.add_parser("demo-agent-phase")
-    phase.add_argument("phase", choices=sorted(demo_agent.SESSIONS))
+    phase.add_argument("phase", choices=sorted(agent_script.SESSIONS))
     phase.add_argument("--store", type=Path, required=True)
-    phase.set_defaults(run=demo_agent_phases.run_phase)
+    phase.set_defaults(run=agent_demo.run_phase)
 
 
 def build_parser() -> CliParser:
@@ -216,7 +214,7 @@ def build_parser() -> CliParser:
     _add_memory_commands(commands)
     _add_demo_commands(commands)
     add_serve_command(
-        commands, f"the embedded SQLite store (env CAIRN_STORE; default: {default_store()})"
+        commands, f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})"
     )
     return parser
 

@@ -8,27 +8,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from cairn.local.store import describe_source
 from cairn.models import RecordVersion, Source, Status
 
 
 def when(moment: datetime) -> str:
     """A UTC time to the second, ISO 8601 with ``Z``."""
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def describe_source(source: Source) -> str:
-    """``user (event 1#ab, session s1)``: the kind, then whatever ids it cites."""
-    cited = [
-        f"{label} {value}"
-        for label, value in (
-            ("event", source.event_id),
-            ("session", source.session_id),
-            ("rollout", source.rollout_id),
-            ("run", source.run_id),
-        )
-        if value
-    ]
-    return source.kind.value + (f" ({', '.join(cited)})" if cited else "")
 
 
 def source_json(source: Source) -> dict[str, Any]:

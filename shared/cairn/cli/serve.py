@@ -62,9 +62,8 @@ def serve(args: argparse.Namespace) -> int:
     """Serve until interrupted; prints the export line first (stdout), notes on stderr."""
     from cairn.api import ApiSettings
     from cairn.api.server import export_line, make_server
-    from cairn.cli.commands import open_backend
-    from cairn.llm.heuristic import HeuristicModel
-    from cairn.local.api import serve_embedded
+    from cairn.local import offline_model, serve_embedded
+    from cairn.local.store import open_store
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
     clock = SystemClock()
@@ -73,7 +72,7 @@ def serve(args: argparse.Namespace) -> int:
         from cairn.embed.onnx import OnnxEmbedder
 
         embedder = OnnxEmbedder()
-    stores = open_backend(args.store, clock, create=True)
+    stores = open_store(args.store, clock, create=True)
     settings = ApiSettings(region=args.region, token=token)
     # Events posted to a memory with strategies are extracted in the background by the
     # offline heuristic model, as `cairn demo` does (docs/extraction.md).
@@ -81,7 +80,7 @@ def serve(args: argparse.Namespace) -> int:
         stores,
         args.store,
         embedder=embedder,
-        model=HeuristicModel(),
+        model=offline_model(),
         clock=clock,
         settings=settings,
     )

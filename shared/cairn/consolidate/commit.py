@@ -21,6 +21,9 @@ Outcomes (``PassOutcome.status``), none of which consumes evidence unless it say
 
 Store outages (``StoreUnavailableError``), throttling (``ModelUnavailableError``) and
 configuration errors are raised, retryable or not, as they are.
+
+``build_consolidator`` wires a ``Consolidator`` from ports, for every host (``cairn.local``,
+the consolidation Lambda), with the memories resolved as extraction resolves them.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from cairn.errors import (
     ModelTimeoutError,
     NotFoundError,
 )
+from cairn.extract.delivery import stored_or
+from cairn.extract.triggers import embedded_memory
 from cairn.memories import MemoryConfig
 from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
@@ -106,6 +111,22 @@ class Consolidator:
                 "or DynamoDB store"
             )
         return self.stores.rollouts
+
+
+def build_consolidator(
+    stores: Stores,
+    staging: StagingStore,
+    *,
+    model: ModelProvider,
+    clock: Clock,
+    policy: ConsolidationPolicy = DEFAULT_CONSOLIDATION_POLICY,
+) -> Consolidator:
+    """Passes over ``stores`` and the evidence staged in ``staging``, answered by ``model``;
+    a memory with no stored configuration consolidates into the built-in strategies' targets."""
+    memories = stored_or(stores.memories, embedded_memory)
+    return Consolidator(
+        stores=stores, staging=staging, model=model, clock=clock, memories=memories, policy=policy
+    )
 
 
 @dataclass

@@ -32,6 +32,7 @@ from cairn.errors import InvalidInputError, RolloutConflictError
 from cairn.models import ActorId, Frozen, Label, MemoryId, Role, Scope, SessionId, UtcDatetime
 from cairn.ports import Clock, Notifier, RolloutStore, StagingStore
 from cairn.rollout.index import Rollout, RolloutState
+from cairn.rollout.payload import RolloutNotice
 from cairn.rollout.staging_keys import staging_key
 
 EVIDENCE_SCHEMA: Final = "cairn.evidence/1"
@@ -218,5 +219,5 @@ class EvidenceStager:
         stored = self.rollouts.add_staged(scope, rollout)
         if stored.state is not RolloutState.STAGED:
             return stored
-        self.notifier.announce(scope, rid, key)
+        self.notifier.announce(RolloutNotice.of(scope, rid, key))
         return self.rollouts.mark(scope, rid, RolloutState.ANNOUNCED, now=self.clock.now())

@@ -9,14 +9,18 @@ already files what the user stated outright):
   confirmed later holds; on the same day nothing decides, and the pair is marked contested.
 
 It cannot tell that "prefers tea" and "switched to coffee" disagree; a real model can.
+
+``CONSOLIDATION_RESPONDERS`` gives ``cairn.llm.heuristic.HeuristicModel`` the ``Responder`` for
+consolidation's schema (``cairn.consolidate.prompts.CONSOLIDATION_SCHEMA``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from cairn.consolidate.prompts import ConsolidationInput, ShownRecord
+from cairn.consolidate.prompts import CONSOLIDATION_SCHEMA, ConsolidationInput, ShownRecord
 from cairn.extract.statements import stated_attribute
+from cairn.llm.heuristic import Responder, read_document
 from cairn.models import canonical_content
 
 _MAX_CHANGES = 4  # what the prompt asks a model for
@@ -46,6 +50,15 @@ def heuristic_changes(document: ConsolidationInput) -> list[dict[str, Any]]:
         changes.append(_contradiction(earlier, record))
         named.update((earlier.alias, record.alias))
     return changes[:_MAX_CHANGES]
+
+
+def _changes_text(text: str) -> list[dict[str, Any]]:
+    return heuristic_changes(read_document(ConsolidationInput, text))
+
+
+CONSOLIDATION_RESPONDERS: Final = {
+    CONSOLIDATION_SCHEMA: Responder(key="changes", answer=_changes_text),
+}
 
 
 def _contradiction(first: ShownRecord, second: ShownRecord) -> dict[str, Any]:

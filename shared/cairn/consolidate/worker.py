@@ -10,6 +10,11 @@ agent): errors a pass raised, invalid answers, and a deadline failure that faile
 - A drained worker blocks on its condition until a notification arrives: no polling.
 - ``stop`` cancels the running passes (they commit nothing past the cancellation) and joins
   them; queued scopes are forgotten, their evidence stays pending in the store.
+- ``consolidation_worker(consolidator)`` binds ``consolidate_scope`` to a ``Consolidator``
+  (``cairn.consolidate.commit.build_consolidator``) and returns the worker, not started;
+  ``cairn.local`` wires it beside the extraction worker, one notifier routing extraction
+  rollouts there and run evidence here (``KindRouter``). Without a worker,
+  ``consolidate_with_retry(scope, consolidator)`` is the synchronous call.
 - Tests drive it without threads or sleeps: ``run_once`` starts, on the injected executor,
   every pass due by the injected clock (a synchronous executor runs them to the end at once;
   a manual one lets a test hold them), and returns the outcomes finished meanwhile.
@@ -23,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from datetime import timedelta
 
-from cairn.consolidate.commit import PassOutcome
+from cairn.consolidate.commit import Consolidator, PassOutcome, consolidate_scope
 from cairn.consolidate.failures import ConsolidationFailure, ErrorCallback, report
 from cairn.consolidate.schedule import COALESCING_WINDOW, RETRY_AFTER, PassScheduler
 from cairn.errors import CairnError, StoreUnavailableError
@@ -31,6 +36,7 @@ from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Scope
 from cairn.ports import Clock, Notifier
 from cairn.rollout.index import rollout_kind
+from cairn.rollout.payload import RolloutNotice
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +50,10 @@ class EvidenceNotifier:
     def __init__(self, worker: ConsolidationWorker) -> None:
         self._worker = worker
 
-    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
-        """Admit the scope; ``StoreUnavailableError`` (retryable) when the worker is full: the
-        rollout stays staged and the sweep announces it again."""
-        if not self._worker.notify(scope):
+    def announce(self, notice: RolloutNotice) -> None:
+        """Admit the notice's scope; ``StoreUnavailableError`` (retryable) when the worker is
+        full: the rollout stays staged and the sweep announces it again."""
+        if not self._worker.notify(notice.scope):
             raise StoreUnavailableError(
                 "the consolidation worker is at capacity; the evidence stays pending and is "
                 "announced again by the sweep"
@@ -62,9 +68,9 @@ class KindRouter:
         self._extraction = extraction
         self._evidence = evidence
 
-    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
-        target = self._evidence if rollout_kind(rollout_id) == "evidence" else self._extraction
-        target.announce(scope, rollout_id, staging_key)
+    def announce(self, notice: RolloutNotice) -> None:
+        evidence = rollout_kind(notice.rollout_id) == "evidence"
+        (self._evidence if evidence else self._extraction).announce(notice)
 
 
 class ConsolidationWorker:
@@ -221,3 +227,24 @@ class ConsolidationWorker:
                 scope=scope, stage="pass", error=error, retryable=retryable, message=message
             ),
         )
+
+
+def consolidation_worker(
+    consolidator: Consolidator,
+    *,
+    capacity: int = DEFAULT_CAPACITY,
+    executor: Executor | None = None,
+    on_error: ErrorCallback | None = None,
+) -> ConsolidationWorker:
+    """A worker running ``consolidator``'s passes (call ``start`` to run it in the background)."""
+
+    def run_pass(scope: Scope, cancelled: Callable[[], bool]) -> PassOutcome:
+        return consolidate_scope(scope, consolidator, cancelled=cancelled)
+
+    return ConsolidationWorker(
+        run_pass,
+        clock=consolidator.clock,
+        capacity=capacity,
+        executor=executor,
+        on_error=on_error,
+    )

@@ -14,6 +14,10 @@ payload (it holds conversation text and is no longer needed). So:
 - what can never succeed (invalid model output, a payload or memory that is gone, a malformed
   payload, any other non-retryable ``CairnError``) marks the rollout failed with the reason and
   is acknowledged; the failed rollout stays listed as pending for an operator.
+
+``build_consumer(stores, staging, model=..., embedder=..., clock=...)`` is the one place a
+``Consumer`` is wired: the embedded system (``cairn.local``) and the extraction Lambda both call
+it, with their own stores, staging store, model and embedder.
 """
 
 from __future__ import annotations
@@ -23,11 +27,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from cairn.errors import CairnError, InvalidInputError, MemoryNotFoundError, RolloutNotFoundError
-from cairn.extract.extractor import ExtractionOutcome
+from cairn.errors import (
+    CairnError,
+    ConfigurationError,
+    InvalidInputError,
+    MemoryNotFoundError,
+    RolloutNotFoundError,
+)
+from cairn.extract.extractor import ExtractionOutcome, extract_rollout
+from cairn.extract.triggers import embedded_memory
 from cairn.memories import MemoryConfig
 from cairn.models import Frozen
-from cairn.ports import Clock, MemoryConfigStore, RolloutStore, StagingStore
+from cairn.ports import (
+    Clock,
+    Embedder,
+    MemoryConfigStore,
+    ModelProvider,
+    RolloutStore,
+    StagingStore,
+    Stores,
+)
 from cairn.rollout.index import Rollout, RolloutState
 from cairn.rollout.payload import RolloutNotice, RolloutPayload, decode_payload
 
@@ -72,6 +91,37 @@ def stored_or(memories: MemoryConfigStore | None, fallback: ResolveMemory) -> Re
         return fallback(memory_id)
 
     return resolve
+
+
+def build_consumer(
+    stores: Stores,
+    staging: StagingStore,
+    *,
+    model: ModelProvider,
+    embedder: Embedder | None,
+    clock: Clock,
+) -> Consumer:
+    """The consumer of ``stores``' rollouts: payloads read from ``staging``, records extracted
+    with ``model`` and ``embedder``. A memory with no stored configuration (a library caller's
+    own memory id, the embedded ``default``) extracts with the built-in strategies."""
+    if stores.rollouts is None:
+        raise ConfigurationError(
+            "this store keeps no rollout index, so it cannot run extraction; use the SQLite or "
+            "DynamoDB store"
+        )
+
+    def extract(payload: RolloutPayload, memory: MemoryConfig) -> ExtractionOutcome:
+        return extract_rollout(
+            payload, memory, stores=stores, model=model, embedder=embedder, clock=clock
+        )
+
+    return Consumer(
+        rollouts=stores.rollouts,
+        staging=staging,
+        memories=stored_or(stores.memories, embedded_memory),
+        extract=extract,
+        clock=clock,
+    )
 
 
 def consume(notice: RolloutNotice, consumer: Consumer) -> Consumed:

@@ -23,7 +23,13 @@ from cairn.errors import CairnError, RolloutConflictError
 from cairn.models import Event, EventInput, Scope
 from cairn.ports import Clock, Notifier, RolloutStore, StagingStore
 from cairn.rollout.index import Appended, Rollout, RolloutState, TriggerPolicy, messages_of
-from cairn.rollout.payload import RolloutMessage, RolloutPayload, encode_payload, text_sha256
+from cairn.rollout.payload import (
+    RolloutMessage,
+    RolloutNotice,
+    RolloutPayload,
+    encode_payload,
+    text_sha256,
+)
 from cairn.rollout.staging_keys import staging_key
 
 log = logging.getLogger(__name__)
@@ -135,7 +141,9 @@ class RolloutPipeline:
         """Publish the notice and mark the rollout announced (once more, if it was)."""
         if rollout.staging_key is None:  # pragma: no cover - staged rollouts always have one
             raise RolloutConflictError(rollout.rollout_id)
-        self.notifier.announce(rollout.scope, rollout.rollout_id, rollout.staging_key)
+        self.notifier.announce(
+            RolloutNotice.of(rollout.scope, rollout.rollout_id, rollout.staging_key)
+        )
         return self.rollouts.mark(
             rollout.scope, rollout.rollout_id, RolloutState.ANNOUNCED, now=self.clock.now()
         )

@@ -26,7 +26,6 @@ from cairn.errors import CairnError, StoreUnavailableError
 from cairn.extract.delivery import Consumed, Consumer, consume
 from cairn.extract.staging import RolloutPipeline
 from cairn.extract.sweep import SweepReport, sweep
-from cairn.models import Scope
 from cairn.rollout.index import RolloutState
 from cairn.rollout.payload import RolloutNotice
 
@@ -44,14 +43,8 @@ class InProcessNotifier:
     def __init__(self, worker: ExtractionWorker) -> None:
         self._worker = worker
 
-    def announce(self, scope: Scope, rollout_id: str, staging_key: str) -> None:
+    def announce(self, notice: RolloutNotice) -> None:
         """Queue the notice; ``StoreUnavailableError`` (retryable) if the queue is full."""
-        notice = RolloutNotice(
-            memory_id=scope.memory_id,
-            actor_id=scope.actor_id,
-            rollout_id=rollout_id,
-            staging_key=staging_key,
-        )
         self._worker.submit(notice)
 
 

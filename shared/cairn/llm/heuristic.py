@@ -1,88 +1,84 @@
-"""``HeuristicModel``: the offline default provider. No model, no download, no network.
+"""``HeuristicModel``: the offline provider. No model, no download, no network.
 
-It answers cairn's own requests, extraction and formation (``cairn.extract.prompts``) and
-consolidation (``cairn.consolidate.heuristic``), with valid structured output built by rules
-(``cairn.extract.statements``):
+It knows no caller: it is given ``responders``, one per structured-output schema name it
+answers (``ModelRequest.output.name``), and each reads the request's document and answers by
+rule. The features bring their own (``cairn.extract.heuristic`` for extraction and formation,
+``cairn.consolidate.heuristic`` for consolidation); ``cairn.local.offline_model`` composes
+them into the offline default the embedded system and ``cairn serve`` use.
 
-- extraction keeps what the user stated outright in a USER message: "I prefer …" (a
-  preference), "I/we decided …" (a decision), "my … is …" and "remember that …" (facts), each
-  rewritten in the third person and citing the message it came from. A summary is the list of
-  those statements ("Stated in this session: …"), grown from the summary so far.
-- formation calls a candidate the ``same`` as a related memory with the same canonical
-  content, a ``supersede`` of one that sets the same attribute ("The user's office is …") to
-  something else, and a ``create`` otherwise. It never merges: it cannot write merged text.
-
-What it cannot do, by design: infer anything (a hobby from a photo, a job from a question),
-read implicit facts ("ugh, Mondays" is not a preference), resolve coreference across sentences
-("my sister … she lives in Oslo" files nothing about the sister's home), handle negation
-subtleties ("I don't prefer tea anymore" is not read, so the old preference stays live),
-read the assistant's or tools' messages, or follow a custom strategy's appended prompt. Use a
-real model (``cairn.llm.bedrock``, ``cairn.llm.openai_compat``) for those.
+The provider does what any model would around the answer: it honours ``max_output_tokens``
+(dropping items from the end of the answer, as a model stopping early would), wraps the items
+in their document (``{key: items}``), and reports one call. A request for a schema it has no
+responder for, or whose document a responder cannot read, is a ``ConfigurationError``:
+configure a real model (``cairn.llm.bedrock``, ``cairn.llm.openai_compat``) for it.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from cairn.answers.extraction import MAX_CANDIDATES, MAX_SUMMARY_CHARS
-from cairn.consolidate.heuristic import heuristic_changes
-from cairn.consolidate.prompts import CONSOLIDATION_SCHEMA, ConsolidationInput
 from cairn.errors import ConfigurationError
-from cairn.extract.prompts import (
-    EXTRACTION_SCHEMA,
-    FORMATION_SCHEMA,
-    ExtractionInput,
-    FormationInput,
-)
-from cairn.extract.statements import Statement, stated_attribute, statements_in
-from cairn.memories import StrategyKind
 from cairn.model_request import ModelRequest, ModelResponse, ModelUsage
-from cairn.models import Role, content_digest
 
 HEURISTIC_MODEL_ID = "cairn-heuristic-v1"
-# The rules state nothing they did not read; the extractor's cap lowers this for storage.
-STATED_CONFIDENCE = 0.9
-SUMMARY_PREFIX = "Stated in this session: "
 # Token estimate for honouring max_output_tokens: about four characters a token.
 _CHARS_PER_TOKEN = 4
 
-_KEPT = {
-    StrategyKind.SEMANTIC: frozenset({"fact", "decision"}),
-    StrategyKind.USER_PREFERENCE: frozenset({"preference"}),
-    StrategyKind.CUSTOM: frozenset({"fact", "decision", "preference"}),
-}
+Document = TypeVar("Document", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Responder:
+    """How to answer one schema: ``answer`` reads the request's document (the first message's
+    text) and returns the answer's items, which the provider puts under ``key``."""
+
+    key: str
+    answer: Callable[[str], list[dict[str, Any]]]
+
+
+def read_document(model: type[Document], text: str) -> Document:
+    """The request's document as ``model``; a ``ConfigurationError`` if it is not one."""
+    try:
+        return model.model_validate_json(text)
+    except ValidationError:
+        raise ConfigurationError(
+            "the offline heuristic provider was sent a request it cannot read; it answers "
+            "only the documents cairn's own prompts build"
+        ) from None
 
 
 class HeuristicModel:
-    """Answers cairn's extraction, formation and consolidation requests by rule; any other
-    request raises ``ConfigurationError`` (configure a real model provider for it)."""
+    """Answers by rule the requests whose schema name has a responder in ``responders``; any
+    other request raises ``ConfigurationError`` (configure a real model provider for it)."""
+
+    def __init__(self, responders: Mapping[str, Responder]) -> None:
+        self._responders = dict(responders)
+
+    @property
+    def schemas(self) -> frozenset[str]:
+        """The schema names this provider answers."""
+        return frozenset(self._responders)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         started = time.monotonic()
         name = request.output.name if request.output is not None else None
-        text = request.messages[0].text
-        if name == EXTRACTION_SCHEMA:
-            answer = _extract(_read(ExtractionInput, text))
-            key = "candidates"
-        elif name == FORMATION_SCHEMA:
-            answer = _form(_read(FormationInput, text))
-            key = "decisions"
-        elif name == CONSOLIDATION_SCHEMA:
-            answer = heuristic_changes(_read(ConsolidationInput, text))
-            key = "changes"
-        else:
+        responder = self._responders.get(name) if name is not None else None
+        if responder is None:
             raise ConfigurationError(
-                "the offline heuristic extractor answers only cairn's extraction and formation "
-                "requests; configure a model provider (Bedrock or an OpenAI-compatible server) "
-                "for anything else"
+                "the offline heuristic provider answers only cairn's own requests "
+                f"({', '.join(sorted(self._responders)) or 'none configured'}); configure a "
+                "model provider (Bedrock or an OpenAI-compatible server) for anything else"
             )
-        while answer and _tokens(answer, key) > request.max_output_tokens:
+        answer = responder.answer(request.messages[0].text)
+        while answer and _tokens(answer, responder.key) > request.max_output_tokens:
             answer = answer[:-1]  # honour the output bound as a model would: stop early
-        document = json.dumps({key: answer}, ensure_ascii=False)
+        document = json.dumps({responder.key: answer}, ensure_ascii=False)
         return ModelResponse(
             text=document,
             usage=ModelUsage(calls=1, input_tokens=0, output_tokens=0),
@@ -91,99 +87,5 @@ class HeuristicModel:
         )
 
 
-def _read(
-    model: type[ExtractionInput] | type[FormationInput] | type[ConsolidationInput], text: str
-) -> Any:
-    try:
-        return model.model_validate_json(text)
-    except ValidationError:
-        raise ConfigurationError(
-            "the offline heuristic extractor was sent a request it cannot read; it answers "
-            "only the documents cairn.extract.prompts builds"
-        ) from None
-
-
 def _tokens(answer: list[dict[str, Any]], key: str) -> int:
     return len(json.dumps({key: answer})) // _CHARS_PER_TOKEN + 1
-
-
-def _stated(document: ExtractionInput) -> list[tuple[int, Statement]]:
-    return [
-        (message.alias, statement)
-        for message in document.messages
-        if message.role is Role.USER
-        for statement in statements_in(message.text)
-    ]
-
-
-def _extract(document: ExtractionInput) -> list[dict[str, Any]]:
-    if document.strategy is StrategyKind.SUMMARY:
-        return _summarise(document)
-    kept = _KEPT[document.strategy]
-    found: dict[str, dict[str, Any]] = {}
-    for alias, statement in _stated(document):
-        if statement.category not in kept:
-            continue
-        entry = found.setdefault(
-            content_digest(statement.content),
-            {
-                "content": statement.content,
-                "category": statement.category,
-                "confidence": STATED_CONFIDENCE,
-                "evidence": [],
-            },
-        )
-        if alias not in entry["evidence"]:
-            entry["evidence"].append(alias)
-    return list(found.values())[:MAX_CANDIDATES]
-
-
-def _summarise(document: ExtractionInput) -> list[dict[str, Any]]:
-    stated = _stated(document)
-    if not stated:
-        return []
-    earlier = document.summary_so_far or ""
-    items = (
-        earlier.removeprefix(SUMMARY_PREFIX).split("; ")
-        if earlier.startswith(SUMMARY_PREFIX)
-        else []
-    )
-    items = [item.rstrip(".") for item in items if item]
-    for _, statement in stated:
-        if statement.content.rstrip(".") not in items:
-            items.append(statement.content.rstrip("."))
-    content = SUMMARY_PREFIX + "; ".join(items) + "."
-    while len(content) > MAX_SUMMARY_CHARS and len(items) > 1:
-        items.pop(0)  # the oldest statements give way to the newest
-        content = SUMMARY_PREFIX + "; ".join(items) + "."
-    evidence = list(dict.fromkeys(alias for alias, _ in stated))
-    return [
-        {
-            "content": content[:MAX_SUMMARY_CHARS],
-            "category": "summary",
-            "confidence": STATED_CONFIDENCE,
-            "evidence": evidence,
-        }
-    ]
-
-
-def _form(document: FormationInput) -> list[dict[str, Any]]:
-    existing = {memory.alias: memory for memory in document.existing}
-    decisions: list[dict[str, Any]] = []
-    for case in document.candidates:
-        digest = content_digest(case.content)
-        attribute = stated_attribute(case.content)
-        related = [existing[alias] for alias in case.related if alias in existing]
-        same = next((m for m in related if content_digest(m.content) == digest), None)
-        replaced = next(
-            (m for m in related if attribute and stated_attribute(m.content) == attribute), None
-        )
-        if same is not None:
-            decisions.append({"candidate": case.candidate, "action": "same", "target": same.alias})
-        elif replaced is not None:
-            decisions.append(
-                {"candidate": case.candidate, "action": "supersede", "target": replaced.alias}
-            )
-        else:
-            decisions.append({"candidate": case.candidate, "action": "create"})
-    return decisions

@@ -6,13 +6,16 @@ in-process notifier. ``EmbeddedExtraction.append`` is then all an agent loop cal
 is stored and counted, and records appear as the triggers fire, with no explicit ``remember``.
 ``close`` waits for the queued extractions (``drain``), stops the worker and closes the store.
 
-Consolidation runs beside it (``cairn.consolidate.embedded``): a session opened with
+Consolidation runs beside it (``cairn.consolidate.worker``): a session opened with
 ``EmbeddedExtraction.session`` stages each completed run's evidence (``evidence``), the
 notifier routes it to the deferred ``consolidation`` worker, and passes tidy the scope in the
 background.
 
-A memory with no stored configuration (``default``, which the ``cairn`` command uses) extracts
-with the built-in strategies (``cairn.extract.triggers.embedded_memory``).
+The consumer and the consolidator are wired by the features' own builders
+(``cairn.extract.delivery.build_consumer``, ``cairn.consolidate.commit.build_consolidator``),
+the same ones the Lambdas call. A memory with no stored configuration (``default``, which the
+``cairn`` command uses) extracts with the built-in strategies
+(``cairn.extract.triggers.embedded_memory``).
 """
 
 from __future__ import annotations
@@ -22,21 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cairn.clock import SystemClock
-from cairn.consolidate.embedded import consolidation_worker
+from cairn.consolidate.commit import build_consolidator
 from cairn.consolidate.evidence import EvidenceStager
 from cairn.consolidate.failures import ErrorCallback
-from cairn.consolidate.worker import ConsolidationWorker, KindRouter
-from cairn.errors import ConfigurationError
-from cairn.extract.delivery import Consumer, stored_or
-from cairn.extract.extractor import ExtractionOutcome, extract_rollout
+from cairn.consolidate.worker import ConsolidationWorker, KindRouter, consolidation_worker
+from cairn.extract.delivery import Consumer, build_consumer
 from cairn.extract.staging import RolloutPipeline
-from cairn.extract.triggers import embedded_memory, policy_for
+from cairn.extract.triggers import policy_for
 from cairn.extract.worker import DEFAULT_CAPACITY, ExtractionWorker
-from cairn.memories import MemoryConfig
 from cairn.models import EventInput, Scope
 from cairn.ports import Clock, Embedder, ModelProvider, StagingStore, Stores
 from cairn.rollout.index import Appended
-from cairn.rollout.payload import RolloutPayload
 from cairn.runtime.session import MemorySession
 
 
@@ -109,31 +108,11 @@ def wire_embedded(
 ) -> EmbeddedExtraction:
     """Connect ``stores`` and ``staging`` to the workers (not started: call ``worker.start``
     and ``consolidation.start``)."""
-    rollouts = stores.rollouts
-    if rollouts is None:
-        raise ConfigurationError(
-            "this store keeps no rollout index, so it cannot run extraction; use the SQLite store"
-        )
-
-    def extract(payload: RolloutPayload, memory: MemoryConfig) -> ExtractionOutcome:
-        return extract_rollout(
-            payload, memory, stores=stores, model=model, embedder=embedder, clock=clock
-        )
-
-    consumer = Consumer(
-        rollouts=rollouts,
-        staging=staging,
-        memories=stored_or(stores.memories, embedded_memory),
-        extract=extract,
-        clock=clock,
-    )
+    consumer = build_consumer(stores, staging, model=model, embedder=embedder, clock=clock)
+    rollouts = consumer.rollouts
     worker = ExtractionWorker(consumer, capacity=capacity)
     consolidation = consolidation_worker(
-        stores,
-        staging,
-        model=model,
-        clock=clock,
-        memories=consumer.memories,
+        build_consolidator(stores, staging, model=model, clock=clock),
         executor=consolidation_executor,
         on_error=on_consolidation_error,
     )

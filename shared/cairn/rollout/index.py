@@ -21,6 +21,10 @@ staged directly (``RolloutStore.add_staged``), consumed by a consolidation pass 
 ``RecordStore.apply`` (``cairn.rollout.consumption``). An evidence rollout's id begins with ``ev-``
 (``new_evidence_id``), so every backend lists a kind with one key range, and the notifier can
 route a notice by its id alone (``rollout_kind``).
+
+Longer than 300 lines because the counters and the rollout states are moved by the same
+pure planners (``count_append`` claims a rollout while it moves the counters); keeping them in one
+module keeps every backend's two kinds of rows under one reading.
 """
 
 from __future__ import annotations

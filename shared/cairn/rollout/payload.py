@@ -136,6 +136,16 @@ class RolloutNotice(Frozen):
     def scope(self) -> Scope:
         return Scope(memory_id=self.memory_id, actor_id=self.actor_id)
 
+    @classmethod
+    def of(cls, scope: Scope, rollout_id: str, staging_key: str) -> Self:
+        """The notice of the rollout ``rollout_id`` of ``scope``, staged at ``staging_key``."""
+        return cls(
+            memory_id=scope.memory_id,
+            actor_id=scope.actor_id,
+            rollout_id=rollout_id,
+            staging_key=staging_key,
+        )
+
 
 def encode_notice(notice: RolloutNotice) -> str:
     """The notice as compact JSON text (a message body)."""

@@ -17,6 +17,7 @@ from cairn.runtime.options import SessionOptions
 from cairn.runtime.run import Run
 from cairn.runtime.session import MemorySession
 from cairn.runtime.session_store import Recalled, RecalledItem, SessionStore, Written
+from cairn.runtime.tool_definitions import ToolDefinition, ToolOutcome
 from cairn.runtime.tool_inputs import (
     DEFAULT_RESULTS,
     LEARN,
@@ -26,7 +27,7 @@ from cairn.runtime.tool_inputs import (
     MEMORY_EDIT,
     MEMORY_RECALL,
 )
-from cairn.runtime.tools import MemoryTools, ToolDefinition, ToolOutcome
+from cairn.runtime.tools import MemoryTools
 
 __all__ = [
     "DEFAULT_RESULTS",

@@ -34,7 +34,7 @@ from cairn.ports import Clock
 from cairn.recall import RecallPolicy, RecallQuery
 from cairn.recall.budget import truncate_utf8
 from cairn.recall.render import CAVEAT, HEADING, BlockEntry, line_cost, render_block
-from cairn.runtime.agentcore_wire import call, check_template, event_payload, failure_of, fill
+from cairn.runtime.agentcore_wire import Call, check_template, event_payload, failure_of, fill
 from cairn.runtime.session_store import Recalled, RecalledItem, Written
 
 DEFAULT_NAMESPACES = ("/facts/{actorId}/", "/preferences/{actorId}/", "/lessons/{actorId}/")
@@ -44,14 +44,22 @@ _FRAME_WITH_ENTRIES = len(f"{HEADING}\n{CAVEAT}".encode())
 
 
 class AgentCoreSessionStore:
-    """The ``SessionStore`` port over a ``bedrock-agentcore`` client pointed at cairn."""
+    """The ``SessionStore`` port over a ``bedrock-agentcore`` client pointed at cairn; every
+    client call goes through ``call``, which raises the client's errors as cairn errors
+    (``cairn.aws.agentcore_client.call`` for a boto3 client)."""
 
     def __init__(
-        self, client: Any, *, clock: Clock, namespaces: Sequence[str] = DEFAULT_NAMESPACES
+        self,
+        client: Any,
+        *,
+        call: Call,
+        clock: Clock,
+        namespaces: Sequence[str] = DEFAULT_NAMESPACES,
     ) -> None:
         for template in namespaces:
             check_template(template)
         self._client = client
+        self._call = call
         self._clock = clock
         self._templates = tuple(namespaces)
 
@@ -64,7 +72,7 @@ class AgentCoreSessionStore:
         return tuple(fill(template, scope) for template in self._templates)
 
     def append(self, scope: Scope, turn: EventInput, *, token: str) -> None:
-        call(
+        self._call(
             self._client.create_event,
             memoryId=scope.memory_id,
             actorId=scope.actor_id,
@@ -81,7 +89,7 @@ class AgentCoreSessionStore:
         for namespace in self.namespaces(scope):
             if query.namespace_prefix and not namespace_matches(namespace, query.namespace_prefix):
                 continue
-            answer = call(
+            answer = self._call(
                 self._client.retrieve_memory_records,
                 memoryId=scope.memory_id,
                 namespace=namespace,
@@ -114,7 +122,7 @@ class AgentCoreSessionStore:
         metadata = {"category": {"stringValue": record.category}}
         if source.run_id:
             metadata["run"] = {"stringValue": source.run_id}
-        answer = call(
+        answer = self._call(
             self._client.batch_create_memory_records,
             memoryId=scope.memory_id,
             records=[
@@ -132,7 +140,7 @@ class AgentCoreSessionStore:
 
     def revise(self, scope: Scope, record_id: str, content: str, source: Source) -> Written:
         self._pinned(scope, record_id)
-        answer = call(
+        answer = self._call(
             self._client.batch_update_memory_records,
             memoryId=scope.memory_id,
             records=[
@@ -147,7 +155,7 @@ class AgentCoreSessionStore:
 
     def retract(self, scope: Scope, record_id: str, reason: str) -> Written:
         self._pinned(scope, record_id)
-        answer = call(
+        answer = self._call(
             self._client.batch_delete_memory_records,
             memoryId=scope.memory_id,
             records=[{"memoryRecordId": record_id}],
@@ -160,7 +168,7 @@ class AgentCoreSessionStore:
 
     def _pinned(self, scope: Scope, record_id: str) -> None:
         """Refuse (as not found) a record whose namespace is not one of this scope's."""
-        found = call(
+        found = self._call(
             self._client.get_memory_record, memoryId=scope.memory_id, memoryRecordId=record_id
         )
         if not self._owns(scope, found["memoryRecord"]):
@@ -169,7 +177,7 @@ class AgentCoreSessionStore:
     def _listed(self, scope: Scope, namespace: str) -> Iterator[dict[str, Any]]:
         token: str | None = None
         while True:
-            page = call(
+            page = self._call(
                 self._client.list_memory_records,
                 memoryId=scope.memory_id,
                 namespace=namespace,

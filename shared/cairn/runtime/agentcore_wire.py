@@ -1,40 +1,31 @@
-"""The one boundary where ``bedrock-agentcore`` client errors become cairn errors, plus the
-small wire shapes ``AgentCoreSessionStore`` sends.
+"""The small wire shapes ``AgentCoreSessionStore`` sends and reads, with no botocore in sight.
 
-Errors are read from the AWS error code (and, for a batch row, the HTTP status the row carries),
-never from message text. botocore is imported only when a call is made: whoever calls has a
-client, hence botocore.
+A ``Call`` makes one client call and raises its transport and service errors as cairn errors;
+the botocore one is ``cairn.aws.agentcore_client.call``, injected by ``MemorySession.agentcore``.
+A failed batch row is read here, from the HTTP status it carries, never from message text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from cairn.errors import (
     CairnError,
     ConfigurationError,
     ConflictError,
     InvalidInputError,
-    MemoryNotFoundError,
     RecordNotFoundError,
-    StoreTimeoutError,
     StoreUnavailableError,
 )
 from cairn.models import BlobPayload, Conversational, EventInput, JsonPayload, Scope
 
-_BUSY = frozenset(
-    {
-        "ThrottlingException",
-        "ServiceQuotaExceededException",
-        "InternalServerException",
-        "ServiceException",
-        "ServiceUnavailableException",
-    }
-)
-_DENIED = frozenset(
-    {"AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException"}
-)
+
+class Call(Protocol):
+    """Calls ``method(**params)`` and returns its answer; a transport or service failure is
+    raised as a cairn error (``StoreUnavailableError`` when busy or unreachable, ...)."""
+
+    def __call__(self, method: Callable[..., Any], /, **params: Any) -> dict[str, Any]: ...
 
 
 def fill(template: str, scope: Scope) -> str:
@@ -71,53 +62,6 @@ def event_payload(turn: EventInput) -> list[dict[str, Any]]:
         elif isinstance(item, JsonPayload):
             payload.append({"blob": item.document})
     return payload
-
-
-def call(method: Callable[..., Any], **params: Any) -> dict[str, Any]:
-    """``method(**params)``, its AWS errors raised as cairn errors."""
-    from botocore.exceptions import (
-        ClientError,
-        ConnectionClosedError,
-        EndpointConnectionError,
-        ParamValidationError,
-        ReadTimeoutError,
-    )
-
-    try:
-        answer: dict[str, Any] = method(**params)
-    except ClientError as exc:
-        raise _translated(exc.response.get("Error", {}).get("Code", ""), params) from exc
-    except ParamValidationError as exc:
-        # The client checks the wire model's limits before sending (e.g. memory ids of 12+
-        # characters); its report names the parameter, never its value.
-        raise InvalidInputError(
-            "the memory API would refuse this request: a parameter is outside the wire "
-            "model's limits (e.g. memory ids have 12 or more characters)"
-        ) from exc
-    except ReadTimeoutError as exc:
-        raise StoreTimeoutError("the memory endpoint did not answer in time; retry") from exc
-    except (EndpointConnectionError, ConnectionClosedError) as exc:
-        raise StoreUnavailableError(
-            "the memory endpoint is unreachable; check the endpoint URL and retry"
-        ) from exc
-    return answer
-
-
-def _translated(code: str, params: dict[str, Any]) -> CairnError:
-    if code == "ResourceNotFoundException":
-        if "memoryRecordId" in params:
-            return RecordNotFoundError(str(params["memoryRecordId"]))
-        return MemoryNotFoundError(str(params.get("memoryId")))
-    if code in _BUSY:
-        return StoreUnavailableError(f"the memory endpoint is busy ({code}); retry later")
-    if code == "ConflictException":
-        return ConflictError("the memory changed meanwhile; read it again and retry")
-    if code in _DENIED:
-        return ConfigurationError(
-            f"the memory endpoint refused the credentials ({code}); check the client's "
-            "credentials and the endpoint's token"
-        )
-    return InvalidInputError(f"the memory endpoint refused the request ({code or 'unknown'})")
 
 
 def failure_of(row: dict[str, Any]) -> CairnError:

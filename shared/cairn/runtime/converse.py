@@ -17,8 +17,8 @@ from typing import Any
 from cairn.models import Role
 from cairn.runtime.run import Run
 from cairn.runtime.session import MemorySession
+from cairn.runtime.tool_definitions import ToolDefinition, ToolOutcome
 from cairn.runtime.tool_formats import converse_tool_result
-from cairn.runtime.tools import ToolDefinition, ToolOutcome
 
 ConverseFn = Callable[..., Mapping[str, Any]]
 Message = dict[str, Any]

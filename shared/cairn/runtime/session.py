@@ -27,11 +27,11 @@ from cairn.models import Conversational, EventInput, Role, Scope, SessionId
 from cairn.ports import Clock, Embedder, Stores
 from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
 from cairn.runtime.buffer import PendingTurn, TurnBuffer
-from cairn.runtime.local import Appender, LocalSessionStore
+from cairn.runtime.in_process import Appender, InProcessSessionStore
 from cairn.runtime.options import SessionOptions
 from cairn.runtime.run import EvidenceSink, Run
 from cairn.runtime.session_store import SessionStore
-from cairn.runtime.tools import ToolDefinition, offered_tools
+from cairn.runtime.tool_definitions import ToolDefinition, offered_tools
 
 _SESSION_ID: TypeAdapter[str] = TypeAdapter(SessionId)
 # Events sort by (timestamp, event id) and ids are random: turns accepted in the same
@@ -102,7 +102,7 @@ class MemorySession:
         consolidation; its failures go to ``on_consolidation_error``, never to the agent.
         """
         clock = clock or SystemClock()
-        store = LocalSessionStore(stores, embedder=embedder, clock=clock, appender=appender)
+        store = InProcessSessionStore(stores, embedder=embedder, clock=clock, appender=appender)
         scope = Scope(memory_id=memory_id, actor_id=actor_id)
         return cls(
             store,
@@ -129,9 +129,13 @@ class MemorySession:
         """A session over a cairn HTTP endpoint, through a boto3 ``bedrock-agentcore`` client
         whose ``endpoint_url`` points at it; it reads and edits only under ``namespaces``,
         templates that must name ``{actorId}``."""
+        # The runtime's one edge to an AWS adapter, lazy: it needs botocore, which whoever
+        # holds a client has, and the runtime installs without (docs/architecture.md).
+        from cairn.aws.agentcore_client import call
+
         clock = clock or SystemClock()
         scope = Scope(memory_id=memory_id, actor_id=actor_id)
-        store = AgentCoreSessionStore(client, clock=clock, namespaces=namespaces)
+        store = AgentCoreSessionStore(client, call=call, clock=clock, namespaces=namespaces)
         return cls(store, scope=scope, session_id=session_id, clock=clock, options=options)
 
     @classmethod

@@ -2,10 +2,12 @@
 
 Two implementations, so the session never branches on where memory is:
 
-- ``cairn.runtime.local.LocalSessionStore``: a ``cairn.ports.Stores`` bundle and ``cairn.recall``
-  in this process (the embedded SQLite store, or DynamoDB with the caller's IAM credentials);
+- ``cairn.runtime.in_process.InProcessSessionStore``: a ``cairn.ports.Stores`` bundle and
+  ``cairn.recall`` in this process (the embedded SQLite store, or DynamoDB with the caller's
+  IAM credentials);
 - ``cairn.runtime.agentcore.AgentCoreSessionStore``: a ``bedrock-agentcore`` client pointed at a
-  cairn HTTP endpoint (``cairn serve`` or the deployed API).
+  cairn HTTP endpoint (``cairn serve`` or the deployed API), its errors translated by
+  ``cairn.aws.agentcore_client``.
 
 Every method takes the scope the session is pinned to; an id that lives outside it is reported
 as ``RecordNotFoundError``, exactly like an id that does not exist.

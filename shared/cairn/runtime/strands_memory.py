@@ -32,8 +32,8 @@ from cairn.models import Role
 from cairn.runtime.converse import PermissionGate
 from cairn.runtime.run import Run, RunStatus
 from cairn.runtime.session import MemorySession
+from cairn.runtime.tool_definitions import ToolDefinition, ToolOutcome
 from cairn.runtime.tool_formats import mcp_annotations, tool_spec
-from cairn.runtime.tools import ToolDefinition, ToolOutcome
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT}
 # How an invocation that did not end its turn ended, in cairn's words (nothing is staged).

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from cairn.runtime.tools import ToolDefinition, ToolOutcome
+from cairn.runtime.tool_definitions import ToolDefinition, ToolOutcome
 
 _NULL = {"type": "null"}
 

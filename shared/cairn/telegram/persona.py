@@ -1,10 +1,12 @@
-"""``PersonaFiles``: the bot's persona (``SOUL.md``, ``USER.md`` …) from S3, cached per container.
+"""``PersonaFiles``: the bot's persona (``SOUL.md``, ``USER.md`` …) from a bucket, cached per
+container.
 
 The files are read once per warm container. After that, at most every ``check_every`` a
-conditional ``GetObject`` (``IfNoneMatch`` the cached ETag) asks S3 whether a file changed: S3
-answers 304 without a body when it did not, and the new bytes when it did, so an edit in the
+conditional read (``if_none_match`` the cached ETag) asks whether a file changed: the reader
+answers without a body when it did not, and with the new bytes when it did, so an edit in the
 bucket reaches the bot within ``check_every`` and an unchanged persona costs one small request
 per file per interval, never a download per message. A missing file is left out of the prompt.
+The reader is a port (``PersonaReader``); ``cairn.aws.s3_objects.S3ObjectReader`` is the S3 one.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Protocol
 
 from cairn.errors import ConfigurationError, StoreUnavailableError
 from cairn.ports import Clock
@@ -25,8 +27,27 @@ logger = logging.getLogger(__name__)
 DEFAULT_FILES = ("SOUL.md", "USER.md")
 # A persona is a page or two; a bigger file is cut so it cannot crowd out the conversation.
 MAX_FILE_BYTES = 32_768
-_UNCHANGED = frozenset({"304", "NotModified"})
-_MISSING = frozenset({"NoSuchKey", "404"})
+
+
+class StoredFile(Protocol):
+    """A file as the reader found it: ``body`` is ``None`` when it still had the ETag asked
+    about (nothing was downloaded)."""
+
+    @property
+    def body(self) -> bytes | None: ...
+    @property
+    def etag(self) -> str: ...
+    @property
+    def version_id(self) -> str | None: ...
+
+
+class PersonaReader(Protocol):
+    """Where the persona files are kept."""
+
+    def read(self, key: str, *, if_none_match: str | None = None) -> StoredFile | None:
+        """The file at ``key``, ``None`` if there is none; ``ConfigurationError`` when the
+        store refuses, ``StoreUnavailableError`` when it is out of reach."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,20 +61,18 @@ class PersonaFile:
 
 
 class PersonaFiles:
-    """The persona prompt from ``bucket``/``prefix`` + each of ``files``, cached."""
+    """The persona prompt from ``prefix`` + each of ``files`` in ``reader``, cached."""
 
     def __init__(
         self,
-        s3: Any,
+        reader: PersonaReader,
         *,
-        bucket: str,
         clock: Clock,
         files: Sequence[str] = DEFAULT_FILES,
         prefix: str = "",
         check_every: timedelta = timedelta(seconds=60),
     ) -> None:
-        self._s3 = s3
-        self._bucket = bucket
+        self._reader = reader
         self._clock = clock
         self._keys = tuple(f"{prefix}{name}" for name in files)
         self._check_every = check_every
@@ -74,33 +93,24 @@ class PersonaFiles:
         return "\n\n".join(f"# {f.key.rsplit('/', 1)[-1]}\n\n{f.text.strip()}" for f in present)
 
     def _refreshed(self, key: str, cached: PersonaFile | None) -> PersonaFile | None:
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        conditional = {"IfNoneMatch": cached.etag} if cached is not None else {}
         try:
-            answer = self._s3.get_object(Bucket=self._bucket, Key=key, **conditional)
-        except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in _UNCHANGED:
-                return cached
-            if code in _MISSING:
-                return None
-            if cached is not None:  # S3 trouble: keep serving the last good persona
-                logger.warning("cairn: persona file %s not re-checked (%s)", key, code)
-                return cached
-            raise ConfigurationError(
-                f"cannot read persona file s3://{self._bucket}/{key} ({code}); check the "
-                "bucket name and the function's s3:GetObject permission"
-            ) from exc
-        except BotoCoreError as exc:
-            if cached is not None:
-                return cached
-            raise StoreUnavailableError("S3 is unreachable; the persona could not load") from exc
+            found = self._reader.read(key, if_none_match=cached.etag if cached else None)
+        except ConfigurationError as exc:
+            if cached is None:
+                raise
+            # Trouble with the bucket: keep serving the last good persona.
+            logger.warning("cairn: persona file %s not re-checked (%s)", key, type(exc).__name__)
+            return cached
+        except StoreUnavailableError:
+            if cached is None:
+                raise
+            return cached
+        if found is None:
+            return None
+        if found.body is None:
+            return cached
         self.fetches += 1
-        body: bytes = answer["Body"].read()
-        text, cut = truncate_utf8(body.decode("utf-8", errors="replace"), MAX_FILE_BYTES)
+        text, cut = truncate_utf8(found.body.decode("utf-8", errors="replace"), MAX_FILE_BYTES)
         if cut:
             logger.warning("cairn: persona file %s cut to %d bytes", key, MAX_FILE_BYTES)
-        return PersonaFile(
-            key=key, text=text, etag=str(answer["ETag"]), version_id=answer.get("VersionId")
-        )
+        return PersonaFile(key=key, text=text, etag=found.etag, version_id=found.version_id)

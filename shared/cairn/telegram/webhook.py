@@ -24,7 +24,7 @@ from cairn.errors import BotApiRejectedError, ConflictError, ModelRejectedError
 from cairn.model_request import ModelRequest
 from cairn.models import Event, Role, Scope
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, ModelProvider, Stores
-from cairn.runtime.local import Appender
+from cairn.runtime.in_process import Appender
 from cairn.runtime.session import MemorySession
 from cairn.telegram.bot_api import MessageSender
 from cairn.telegram.conversation import conversation

@@ -14,6 +14,9 @@ rollout's Put. The conditions close these races:
   claims before it (the append then counts into fresh counters) or fails and leaves the session.
 - rollout transitions: ``v = :read`` on the rollout item; consuming deletes ``P#`` on the same
   condition and puts ``C#``, in one transaction, so two deliveries consume it once.
+
+Longer than 300 lines because one class implements the ``RolloutStore`` port, and each
+method's condition expression sits beside the race it closes (the comment blocks above).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 It is the executable reading of the contract: the conformance suite runs against it first, and
 every other backend must behave exactly like it. It is also the test fake (``cairn.testing``).
 Nothing survives the process.
+
+Longer than 300 lines because the reference backend is meant to be read whole: it is the
+executable reading of every port the conformance suite pins, with nothing but dictionaries under it.
 """
 
 from __future__ import annotations

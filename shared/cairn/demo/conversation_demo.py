@@ -14,19 +14,21 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-from cairn.cli.commands import list_all, open_backend
-from cairn.cli.output import describe_source
 from cairn.clock import SystemClock
-from cairn.demo import script as demo
+from cairn.demo import conversation_script as demo
+from cairn.demo.processes import DemoStepError, print_heading, run_child
 from cairn.embed.onnx import OnnxEmbedder
-from cairn.llm.heuristic import HeuristicModel
-from cairn.local.staging import FilesystemStagingStore
-from cairn.local.system import EmbeddedExtraction, staging_dir, wire_embedded
+from cairn.local import (
+    EmbeddedExtraction,
+    FilesystemStagingStore,
+    offline_model,
+    staging_dir,
+    wire_embedded,
+)
+from cairn.local.store import all_records, describe_source, open_store
 from cairn.models import Conversational, EventInput
 from cairn.ports import Stores
 from cairn.recall import RecallQuery, recall
@@ -69,7 +71,7 @@ def file_phase(stores: Stores, store: Path) -> None:
     extraction = wire_embedded(
         stores,
         FilesystemStagingStore(staging_dir(store)),
-        model=HeuristicModel(),
+        model=offline_model(),
         embedder=embedder,
         clock=SystemClock(),
     )
@@ -86,7 +88,7 @@ def _report_extracted(stores: Stores, released: list[Rollout]) -> None:
     rollout_ids = {claim.rollout_id for claim in released}
     extracted = [
         version
-        for version in list_all(stores, demo.DEMO_SCOPE)
+        for version in all_records(stores, demo.DEMO_SCOPE)
         if any(source.rollout_id in rollout_ids for source in version.sources)
     ]
     print(
@@ -122,43 +124,13 @@ PHASES: dict[str, Callable[[Stores, Path], None]] = {"file": file_phase, "recall
 
 def run_phase(args: argparse.Namespace) -> int:
     """``cairn demo-phase NAME --store PATH``: one phase, in this process."""
-    stores = open_backend(args.store, SystemClock(), create=True)
+    stores = open_store(args.store, SystemClock(), create=True)
     try:
         print(f"(process {os.getpid()}, store {args.store})")
         PHASES[args.phase](stores, Path(args.store).expanduser())
     finally:
         stores.close()
     return 0
-
-
-def print_heading(step: str, title: str, *explanation: str) -> None:
-    """Print a demo step's ruled heading and its explanation lines, flushed before a child runs."""
-    rule = "=" * 78
-    print(f"\n{rule}\n{step}  {title}\n{rule}", *explanation, sep="\n", flush=True)
-
-
-def run_child(arguments: Sequence[str]) -> str:
-    """Run ``python -m cairn ARGUMENTS``, echo its output, and return it; stop if it failed."""
-    completed = subprocess.run(  # noqa: S603 - our own interpreter and module, fixed arguments
-        [sys.executable, "-m", "cairn", *arguments],
-        stdout=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-        check=False,
-    )
-    print(completed.stdout, end="", flush=True)
-    if completed.returncode != 0:
-        raise DemoStepError(arguments[0], completed.returncode)
-    return completed.stdout
-
-
-class DemoStepError(Exception):
-    """A child process of the demo failed; its own one-line error is already on stderr."""
-
-    def __init__(self, step: str, status: int) -> None:
-        super().__init__(f"the demo's {step!r} process failed with exit status {status}")
-        self.status = status
 
 
 def run_demo(args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cairn.changes import Change, Create, FoldIn, NewRecord
-from cairn.cli.commands import default_namespace
 from cairn.extract.statements import statements_in
+from cairn.local.store import default_namespace
 from cairn.models import (
     Conversational,
     Event,

@@ -17,21 +17,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cairn.cli.commands import open_backend
 from cairn.clock import SystemClock
-from cairn.demo.agent import (
+from cairn.demo.agent_script import (
     DEMO_AGENT_SCOPE,
     MODEL_ID,
     SESSIONS,
     SYSTEM_PROMPT,
     DemoSession,
 )
-from cairn.demo.phases import DemoStepError, print_heading, run_child
+from cairn.demo.processes import DemoStepError, print_heading, run_child
 from cairn.embed.onnx import OnnxEmbedder
+from cairn.local.store import open_store
 from cairn.ports import Embedder, Stores
 from cairn.runtime.converse import Answer, ConverseAgent
 from cairn.runtime.session import MemorySession
-from cairn.runtime.tools import DEFINITIONS, ToolDefinition
+from cairn.runtime.tool_definitions import DEFINITIONS, ToolDefinition
 from cairn.testing.converse import ScriptedConverse
 
 EDITED_LINE = re.compile(r"^edited: (\S+) v\d+$", flags=re.MULTILINE)
@@ -81,7 +81,7 @@ def _converse(stores: Stores, embedder: Embedder, demo: DemoSession) -> None:
 
 def run_phase(args: argparse.Namespace) -> int:
     """``cairn demo-agent-phase NAME --store PATH``: one phase, in this process."""
-    stores = open_backend(args.store, SystemClock(), create=True)
+    stores = open_store(args.store, SystemClock(), create=True)
     try:
         print(f"(process {os.getpid()}, store {args.store})")
         embedder = OnnxEmbedder()

@@ -1,4 +1,4 @@
-"""``LocalSessionStore``: a session's memory in this process, over ``cairn.ports.Stores``.
+"""``InProcessSessionStore``: a session's memory in this process, over ``cairn.ports.Stores``.
 
 Recall runs here (``cairn.recall``), against whichever backend the stores are: the embedded
 SQLite store, or DynamoDB called directly with the caller's IAM credentials. Writes go through
@@ -30,7 +30,7 @@ Appender = Callable[[Scope, EventInput], object]
 counts it toward the memory's triggers (``cairn.local.system.EmbeddedExtraction.append``)."""
 
 
-class LocalSessionStore:
+class InProcessSessionStore:
     """The ``SessionStore`` port over a ``Stores`` bundle; the caller owns (and closes) it.
 
     Turns go through ``appender`` when given (so extraction sees them), else straight to the

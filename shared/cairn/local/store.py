@@ -1,0 +1,66 @@
+"""The embedded store as the apps on one machine use it (the ``cairn`` command, ``cairn serve``,
+the demos): where it lives by default, opening it, where a record is filed when no namespace is
+given, reading a scope back whole, and how a record's source is named in text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from cairn.errors import ConfigurationError
+from cairn.models import RecordVersion, Scope, Source
+from cairn.ports import MAX_PAGE_SIZE, Clock, Stores
+
+
+def default_store_path() -> Path:
+    """``<user data dir>/cairn.db``, e.g. ``~/.local/share/cairn/cairn.db`` on Linux."""
+    return Path(platformdirs.user_data_dir("cairn")) / "cairn.db"
+
+
+def open_store(path: Path, clock: Clock, *, create: bool) -> Stores:
+    """The embedded SQLite store at ``path``; a missing file is created only if ``create``."""
+    if not create and not path.exists():
+        raise ConfigurationError(
+            f"no store at {path}: nothing has been remembered there yet; check --store "
+            "(or CAIRN_STORE), or write to it first with `cairn remember`"
+        )
+    from cairn.store.sqlite import SQLiteBackend  # sqlite3 loads only when a store is used
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SQLiteBackend(path, clock).stores()
+
+
+def default_namespace(category: str, actor_id: str) -> str:
+    """``/preferences/<actor>/`` for preferences, ``/facts/<actor>/`` for everything else."""
+    kind = "preferences" if category == "preference" else "facts"
+    return f"/{kind}/{actor_id}/"
+
+
+def all_records(stores: Stores, scope: Scope, **filters: Any) -> list[RecordVersion]:
+    """Every page of ``list_records`` with those filters, in record id order."""
+    found: list[RecordVersion] = []
+    cursor: str | None = None
+    while True:
+        page = stores.records.list_records(scope, limit=MAX_PAGE_SIZE, cursor=cursor, **filters)
+        found.extend(page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            return found
+
+
+def describe_source(source: Source) -> str:
+    """``user (event 1#ab, session s1)``: the kind, then whatever ids it cites."""
+    cited = [
+        f"{label} {value}"
+        for label, value in (
+            ("event", source.event_id),
+            ("session", source.session_id),
+            ("rollout", source.rollout_id),
+            ("run", source.run_id),
+        )
+        if value
+    ]
+    return source.kind.value + (f" ({', '.join(cited)})" if cited else "")
