@@ -37,7 +37,7 @@ from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.extract.triggers import embedded_memory, policy_for
 from cairn.local import offline_model
-from cairn.local.staging import FilesystemStagingStore
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.system import wire_embedded
 from cairn.models import Scope
 from cairn.store.sqlite import SQLiteBackend

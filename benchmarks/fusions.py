@@ -22,8 +22,8 @@ import numpy.typing as npt
 
 from cairn.recall import RecallPolicy
 from cairn.recall.candidates import CandidatePool
-from cairn.recall.context import expand
 from cairn.recall.dedup import deduplicate
+from cairn.recall.expansion import expand
 from cairn.recall.ranking import rank
 from cairn.recall.relevance import Relevant, screen
 from cairn.recall.signals import boost

@@ -76,7 +76,7 @@ def render_ablation(engine: EngineResult) -> str:
             "time) lifts records dated in it (`cairn.recall.temporal`); (b) speakers: a query "
             "naming one of a record's entities (here: the turn's speaker) lifts it; (c) "
             "neighbouring turns: a hit lends its neighbours in the same session "
-            "`context_weight ** distance` of its relevance (`cairn.recall.context`); (d) the "
+            "`context_weight ** distance` of its relevance (`cairn.recall.expansion`); (d) the "
             "best of the engine's fusion knobs and the benchmark's fusion variants below, on top "
             'of "ideas off". Foreign: entries shown (of 8) to another conversation\'s questions; '
             "lower is better.",

@@ -30,7 +30,7 @@ PAYLOAD = b'{"events": [{"role": "user", "text": "I moved to Lisbon"}]}'
 
 
 def open_filesystem(tmp_path: Path) -> Iterator[StagingStore]:
-    from cairn.local.staging import FilesystemStagingStore
+    from cairn.local.fs_staging import FilesystemStagingStore
 
     yield FilesystemStagingStore(tmp_path / "staging")
 

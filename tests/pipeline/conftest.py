@@ -13,7 +13,7 @@ import pytest
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.local import offline_model
-from cairn.local.staging import FilesystemStagingStore
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.system import EmbeddedExtraction, wire_embedded
 from cairn.store.sqlite import SQLiteBackend
 from tests.pipeline.aws import REGION, Deployment, LambdaRuntime, create_deployment

@@ -12,7 +12,7 @@ import pytest
 from cairn.changes import RecordPatch, Revise
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
-from cairn.local.staging import FilesystemStagingStore
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.system import EmbeddedExtraction, wire_embedded
 from cairn.runtime.session import MemorySession
 from cairn.store.sqlite import SQLiteBackend

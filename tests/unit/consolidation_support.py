@@ -21,7 +21,7 @@ from cairn.consolidate.evidence import (
     build_evidence,
 )
 from cairn.llm.scripted import ScriptedModel
-from cairn.local.staging import FilesystemStagingStore
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.model_request import ModelRequest
 from cairn.models import RecordVersion, Role, Scope, Source, SourceKind
 from cairn.ports import Stores

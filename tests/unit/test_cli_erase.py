@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cairn.clock import FixedClock
 from cairn.local import offline_model
-from cairn.local.staging import FilesystemStagingStore
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.system import staging_dir, wire_embedded
 from cairn.models import Conversational, EventInput, Role, Scope
 from cairn.store.sqlite import SQLiteBackend

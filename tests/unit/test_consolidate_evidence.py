@@ -29,7 +29,7 @@ from cairn.rollout.index import RolloutState
 from cairn.rollout.payload import RolloutNotice
 from cairn.runtime.converse import ConverseAgent, allow_all
 from cairn.runtime.session import MemorySession
-from cairn.testing.converse import ScriptedConverse, say, use_tool
+from cairn.testing.scripted_converse import ScriptedConverse, say, use_tool
 from tests.unit.consolidation_support import SCOPE, Bench, evidence_of
 
 RUN = RunIdentity(

@@ -12,7 +12,7 @@ from cairn.changes import Create, NewRecord, Vector
 from cairn.models import Edge, EdgeKind, RecordVersion, Scope, Source, SourceKind
 from cairn.recall import RecallPolicy, RecallQuery, recall
 from cairn.recall.candidates import Candidate, CandidatePool
-from cairn.recall.context import expand, threads
+from cairn.recall.expansion import expand, threads
 from cairn.recall.relevance import Relevant
 from cairn.testing import FixedClock, HashingEmbedder, InMemoryBackend
 from cairn.versioning import plan_writes

@@ -18,7 +18,13 @@ from cairn.runtime import MemorySession
 from cairn.runtime.converse import ConverseAgent, allow_all, deny_writes
 from cairn.store.sqlite import SQLiteBackend
 from cairn.testing import HashingEmbedder, InMemoryBackend
-from cairn.testing.converse import ScriptedConverse, last_tool_results, say, system_text, use_tool
+from cairn.testing.scripted_converse import (
+    ScriptedConverse,
+    last_tool_results,
+    say,
+    system_text,
+    use_tool,
+)
 
 SCOPE = Scope(memory_id="default", actor_id="tg:42")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "converse_agent.py"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cairn.errors import ConfigurationError, RolloutNotFoundError
-from cairn.local.staging import FilesystemStagingStore
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.models import Scope
 from cairn.rollout.staging_keys import scope_prefix, staging_key
 

@@ -32,7 +32,7 @@ from cairn.ports import Embedder, Stores
 from cairn.runtime.converse import Answer, ConverseAgent
 from cairn.runtime.session import MemorySession
 from cairn.runtime.tool_definitions import DEFINITIONS, ToolDefinition
-from cairn.testing.converse import ScriptedConverse
+from cairn.testing.scripted_converse import ScriptedConverse
 
 EDITED_LINE = re.compile(r"^edited: (\S+) v\d+$", flags=re.MULTILINE)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.models import Scope
-from cairn.testing.converse import (
+from cairn.testing.scripted_converse import (
     Reply,
     Response,
     last_tool_results,

@@ -2,8 +2,8 @@
 
 It knows no caller: it is given ``responders``, one per structured-output schema name it
 answers (``ModelRequest.output.name``), and each reads the request's document and answers by
-rule. The features bring their own (``cairn.extract.heuristic`` for extraction and formation,
-``cairn.consolidate.heuristic`` for consolidation); ``cairn.local.offline_model`` composes
+rule. The features bring their own (``cairn.extract.offline_rules`` for extraction and formation,
+``cairn.consolidate.offline_rules`` for consolidation); ``cairn.local.offline_model`` composes
 them into the offline default the embedded system and ``cairn serve`` use.
 
 The provider does what any model would around the answer: it honours ``max_output_tokens``

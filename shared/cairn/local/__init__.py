@@ -8,8 +8,8 @@ import it.
 """
 
 from cairn.local.api import EmbeddedApi, serve_embedded
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.offline import offline_model
-from cairn.local.staging import FilesystemStagingStore
 from cairn.local.system import EmbeddedExtraction, open_embedded, staging_dir, wire_embedded
 
 __all__ = [

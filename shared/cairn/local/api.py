@@ -15,7 +15,7 @@ from pathlib import Path
 
 from cairn.api.context import ApiContext, ApiSettings
 from cairn.api.router import Api
-from cairn.local.staging import FilesystemStagingStore
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.system import EmbeddedExtraction, staging_dir, wire_embedded
 from cairn.ports import Clock, Embedder, ModelProvider, Stores
 

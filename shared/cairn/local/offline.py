@@ -2,14 +2,14 @@
 
 ``offline_model()`` is what the embedded system, ``cairn serve`` and ``cairn demo`` use when no
 model is configured: ``cairn.llm.heuristic.HeuristicModel`` with extraction's and formation's
-responders (``cairn.extract.heuristic``) and consolidation's (``cairn.consolidate.heuristic``).
+responders (``cairn.extract.offline_rules``) and consolidation's (``cairn.consolidate.offline_rules``).
 No model, no download, no network.
 """
 
 from __future__ import annotations
 
-from cairn.consolidate.heuristic import CONSOLIDATION_RESPONDERS
-from cairn.extract.heuristic import EXTRACTION_RESPONDERS
+from cairn.consolidate.offline_rules import CONSOLIDATION_RESPONDERS
+from cairn.extract.offline_rules import EXTRACTION_RESPONDERS
 from cairn.llm.heuristic import HeuristicModel
 
 

@@ -137,7 +137,7 @@ def open_embedded(
     clock: Clock | None = None,
 ) -> EmbeddedExtraction:
     """Open the SQLite store at ``path`` with extraction running in a background thread."""
-    from cairn.local.staging import FilesystemStagingStore
+    from cairn.local.fs_staging import FilesystemStagingStore
     from cairn.store.sqlite import SQLiteBackend
 
     at = Path(path).expanduser()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cairn.recall.candidates import CandidatePool
-from cairn.recall.context import expand
+from cairn.recall.expansion import expand
 from cairn.recall.query import RecallPolicy
 from cairn.recall.ranking import Ranked, rank
 from cairn.recall.relevance import screen

@@ -6,7 +6,7 @@ the real thing, the models answer from a script and keep what they were asked.
 - ``HashingEmbedder``: a deterministic bag-of-words embedder for unit tests only.
 - ``ScriptedModel``: a model provider that answers from a queue and records every request.
 - ``ScriptedConverse``: a Converse-shaped model (``converse(**request)``) that answers from a
-  script and keeps a copy of every request (``cairn.testing.converse`` has the reply builders
+  script and keeps a copy of every request (``cairn.testing.scripted_converse`` has the reply builders
   ``say`` and ``use_tool``); the offline agent demo runs on it.
 - ``RequestLog`` (``cairn.testing.requests``): counts the requests a boto3 client sends.
 """
@@ -15,6 +15,6 @@ from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.llm.scripted import ScriptedModel
 from cairn.store.memory import InMemoryBackend
-from cairn.testing.converse import ScriptedConverse
+from cairn.testing.scripted_converse import ScriptedConverse
 
 __all__ = ["FixedClock", "HashingEmbedder", "InMemoryBackend", "ScriptedConverse", "ScriptedModel"]
