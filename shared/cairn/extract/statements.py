@@ -4,8 +4,8 @@
 what the user stated outright: preferences ("I prefer …"), decisions ("I decided …", "we
 decided …"), facts about the user ("my … is …") and explicit requests ("remember that …").
 Questions, hedges ("I think I might …") and anything not stated in those shapes are left
-alone. It is the engine of the offline heuristic extractor (``cairn.extract.offline_rules``) and of the
-demo's agent (``cairn.demo.conversation_script``).
+alone. It is the engine of the offline heuristic extractor (``cairn.extract.offline_rules``)
+and of the demo's agent (``cairn.demo.conversation_script``).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 ``offline_model()`` is what the embedded system, ``cairn serve`` and ``cairn demo`` use when no
 model is configured: ``cairn.llm.heuristic.HeuristicModel`` with extraction's and formation's
-responders (``cairn.extract.offline_rules``) and consolidation's (``cairn.consolidate.offline_rules``).
-No model, no download, no network.
+responders (``cairn.extract.offline_rules``) and consolidation's
+(``cairn.consolidate.offline_rules``). No model, no download, no network.
 """
 
 from __future__ import annotations

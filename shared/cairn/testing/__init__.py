@@ -6,8 +6,8 @@ the real thing, the models answer from a script and keep what they were asked.
 - ``HashingEmbedder``: a deterministic bag-of-words embedder for unit tests only.
 - ``ScriptedModel``: a model provider that answers from a queue and records every request.
 - ``ScriptedConverse``: a Converse-shaped model (``converse(**request)``) that answers from a
-  script and keeps a copy of every request (``cairn.testing.scripted_converse`` has the reply builders
-  ``say`` and ``use_tool``); the offline agent demo runs on it.
+  script and keeps a copy of every request (``cairn.testing.scripted_converse`` has the reply
+  builders ``say`` and ``use_tool``); the offline agent demo runs on it.
 - ``RequestLog`` (``cairn.testing.requests``): counts the requests a boto3 client sends.
 """
 
