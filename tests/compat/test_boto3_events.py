@@ -197,6 +197,29 @@ def test_a_retried_create_event_is_answered_not_repeated(
     assert raised.value.response["reason"] == "IdempotentParameterMismatchException"
 
 
+def test_a_retry_restamped_with_a_fresh_event_timestamp_is_still_a_retry(
+    data_plane: Any, memory: dict[str, Any]
+) -> None:
+    first = create(data_plane, memory["id"], T0, conversational("once"), clientToken="stamp-1")
+    restamped = create(
+        data_plane, memory["id"], T0 + 60, conversational("once"), clientToken="stamp-1"
+    )
+
+    assert restamped == first  # the first event, its timestamp included
+    listed = data_plane.list_events(memoryId=memory["id"], actorId=ACTOR, sessionId="s-1")
+    assert [e["eventId"] for e in listed["events"]] == [first["eventId"]]
+    with pytest.raises(data_plane.exceptions.ValidationException) as raised:
+        create(
+            data_plane,
+            memory["id"],
+            T0 + 60,
+            conversational("once"),
+            clientToken="stamp-1",
+            metadata={"k": {"stringValue": "other"}},
+        )
+    assert raised.value.response["reason"] == "IdempotentParameterMismatchException"
+
+
 def test_ingested_data_lands_in_a_session(data_plane: Any, memory: dict[str, Any]) -> None:
     answer = data_plane.ingest_data(
         memoryId=memory["id"],

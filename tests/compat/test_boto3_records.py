@@ -113,6 +113,18 @@ def test_metadata_filters_and_strategy_ids_narrow_a_retrieve(
     assert none == []
 
 
+def test_a_read_without_namespace_or_namespace_path_reads_the_whole_memory(
+    data_plane: Any, memory: dict[str, Any]
+) -> None:
+    ids = batch_create(data_plane, memory["id"])
+
+    found = retrieve(data_plane, memory["id"], "when do deploys happen?")
+    listed = data_plane.list_memory_records(memoryId=memory["id"])["memoryRecordSummaries"]
+
+    assert found[0]["memoryRecordId"] == ids["misc"]  # filed under /notes/, the shared scope
+    assert sorted(r["memoryRecordId"] for r in listed) == sorted(ids.values())
+
+
 def test_records_are_listed_across_pages(data_plane: Any, memory: dict[str, Any]) -> None:
     ids = batch_create(data_plane, memory["id"])
 
@@ -197,8 +209,8 @@ def test_requests_botocore_lets_through_are_refused_by_the_server(
     refused = data_plane.exceptions.ValidationException
     with pytest.raises(refused, match="topK"):
         retrieve(data_plane, memory["id"], "q", namespace="/", topK=1000)
-    with pytest.raises(refused, match="namespace"):
-        retrieve(data_plane, memory["id"], "q")
+    with pytest.raises(refused, match="not both"):
+        retrieve(data_plane, memory["id"], "q", namespace="/", namespacePath="/")
     with pytest.raises(refused, match="wildcards"):
         retrieve(data_plane, memory["id"], "q", namespace="/facts/*/")
     with pytest.raises(refused, match="memoryId"):

@@ -177,11 +177,15 @@ def test_a_retried_create_event_is_answered_from_dynamodb_not_repeated(
     first = api_lambda("POST", f"/memories/{memory_id}/events", body)
     handler.api.cache_clear()  # another container: only DynamoDB remembers the token
     again = api_lambda("POST", f"/memories/{memory_id}/events", body)
-    changed = api_lambda(
+    restamped = api_lambda(
         "POST", f"/memories/{memory_id}/events", {**body, "eventTimestamp": T0 + 1}
+    )
+    changed = api_lambda(
+        "POST", f"/memories/{memory_id}/events", {**body, "payload": [{"blob": '{"a": 2}'}]}
     )
 
     assert again["event"] == first["event"]
+    assert restamped["event"] == first["event"]  # a client re-stamps each attempt
     claims = session.client("dynamodb").scan(TableName=deployment.items_table)["Items"]
     assert any(item["pk"]["S"].startswith("I#") for item in claims)
     assert changed["_status"] == 400

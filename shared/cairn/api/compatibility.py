@@ -41,7 +41,13 @@ ROWS: tuple[Row, ...] = (
     Row("CreateEvent", "sessionId", D, "optional in the model; cairn generates a UUID when absent"),
     Row("CreateEvent", "branch", S, "rootEventId must be an event of the session, else 404"),
     Row("CreateEvent", "metadata", S, "up to 15 string values, filterable in ListEvents"),
-    Row("CreateEvent", "clientToken", S, "a retry is answered with the first event for 24 hours"),
+    Row(
+        "CreateEvent",
+        "clientToken",
+        S,
+        "a retry is answered with the first event for 24 hours; a retry is the same token "
+        "with the same parameters but eventTimestamp, which clients re-stamp per attempt",
+    ),
     Row(
         "CreateEvent",
         "",
@@ -87,9 +93,16 @@ ROWS: tuple[Row, ...] = (
         "RetrieveMemoryRecords",
         "namespace",
         D,
-        "a prefix on segment boundaries (AgentCore's grace-period behaviour), not an exact match",
+        "optional; a prefix on segment boundaries (AgentCore's grace-period behaviour), not an "
+        "exact match; with neither namespace nor namespacePath the whole memory is searched; "
+        "both at once are refused",
     ),
-    Row("RetrieveMemoryRecords", "namespacePath", S, "a hierarchical prefix on segment boundaries"),
+    Row(
+        "RetrieveMemoryRecords",
+        "namespacePath",
+        S,
+        "optional; a hierarchical prefix on segment boundaries",
+    ),
     Row("RetrieveMemoryRecords", "searchCriteria.topK", S, "1-100, default 10"),
     Row(
         "RetrieveMemoryRecords",
@@ -104,7 +117,14 @@ ROWS: tuple[Row, ...] = (
         "applied to the 100 best candidates of each actor scope",
     ),
     Row("ListMemoryRecords", "", S, "by actor, then record id"),
-    Row("ListMemoryRecords", "namespace", D, "a prefix on segment boundaries, as in Retrieve"),
+    Row(
+        "ListMemoryRecords",
+        "namespace",
+        D,
+        "optional; a prefix on segment boundaries, as in Retrieve (neither namespace nor "
+        "namespacePath lists the whole memory)",
+    ),
+    Row("ListMemoryRecords", "namespacePath", S, "optional; a hierarchical prefix, as in Retrieve"),
     Row("ListMemoryRecords", "metadataFilters", S, "every operator, on typed values"),
     Row("GetMemoryRecord", "", S, "404 for a deleted record"),
     Row("GetMemoryRecord", "namespace", D, "a filter (404 if the record is elsewhere); no IAM"),

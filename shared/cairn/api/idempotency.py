@@ -6,6 +6,14 @@ with the same token and the same parameters gets the original answer; the same t
 other parameters is refused (ValidationException, reason IdempotentParameterMismatchException)
 and changes nothing. A token is scoped to its memory and operation and kept for 24 hours.
 
+Which parameters identify a retry is the operation's choice: every one but the token, less the
+ones a client re-stamps on each attempt. CreateEvent leaves out ``eventTimestamp``: the
+bedrock-agentcore SDK's Strands memory store (``AgentCoreEventSender``) re-sends a batch with
+the same deterministic token and a fresh ``datetime.now()`` timestamp, and counts on the
+service to deduplicate it (its integration test ``test_write_idempotency_batching_and_recall``
+re-fires one batch and expects no error), so the retry gets the first event, timestamp
+included.
+
 Claims hold digests and a content-free reference, never request content: an operation whose
 answer carries memory content (CreateEvent's event) keeps only ids and re-reads the answer.
 An in-progress claim older than a minute is taken to belong to a crashed request.
@@ -46,9 +54,11 @@ def claim_key(scope: str, operation: str, token: str) -> str:
     return _digest(scope, operation, token)
 
 
-def fingerprint(params: dict[str, Any]) -> str:
-    """A digest of the request's parameters, the token itself left out."""
-    material = {key: value for key, value in params.items() if key != TOKEN}
+def fingerprint(params: dict[str, Any], not_identifying: frozenset[str] = frozenset()) -> str:
+    """A digest of the request's parameters, the token and ``not_identifying`` left out."""
+    material = {
+        key: value for key, value in params.items() if key != TOKEN and key not in not_identifying
+    }
     return _digest(json.dumps(material, sort_keys=True, separators=(",", ":"), default=str))
 
 
@@ -60,13 +70,17 @@ def run_once(
     params: dict[str, Any],
     execute: Callable[[], Outcome],
     replay: Callable[[dict[str, Any]], dict[str, Any]],
+    not_identifying: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """Run ``execute`` unless ``params[clientToken]`` already ran; return the response."""
+    """Run ``execute`` unless ``params[clientToken]`` already ran; return the response.
+
+    A request is a retry of the first when every parameter but ``not_identifying`` is equal.
+    """
     token = params.get(TOKEN)
     if token is None:
         return execute().response
     key = claim_key(scope, operation, str(token))
-    request_digest = fingerprint(params)
+    request_digest = fingerprint(params, not_identifying)
     now = ctx.clock.now()
     existing = ctx.idempotency.claim(key, request_digest, now=now, expires_at=now + IN_PROGRESS_FOR)
     if existing is not None:

@@ -30,6 +30,9 @@ from cairn.ports import MAX_PAGE_SIZE, EventStore
 
 MAIN_BRANCH = "main"
 SKIP_EXTRACTION = "SKIP"
+# A client re-stamps the time on each attempt (the SDK's Strands memory store does), so the
+# timestamp does not tell a retry from another request: see cairn.api.idempotency.
+RESTAMPED_ON_RETRY = frozenset({"eventTimestamp"})
 
 
 def append_event(
@@ -78,6 +81,7 @@ def _append_once(
         params=params,
         execute=execute,
         replay=replay,
+        not_identifying=RESTAMPED_ON_RETRY,
     )
 
 

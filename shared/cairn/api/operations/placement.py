@@ -45,15 +45,19 @@ def located(
     return scope, head
 
 
-def namespace_prefix(params: dict[str, Any]) -> str:
+def namespace_prefix(params: dict[str, Any]) -> str | None:
     """The prefix a Retrieve or ListMemoryRecords reads under: ``namespace`` or
-    ``namespacePath``, exactly one, matched on segment boundaries; wildcards are refused."""
+    ``namespacePath``, matched on segment boundaries; neither (both are optional in the model)
+    reads the whole memory; wildcards, and both at once, are refused."""
     given: dict[str, str] = {
         k: params[k] for k in ("namespace", "namespacePath") if params.get(k) is not None
     }
-    if len(given) != 1:
+    if not given:
+        return None
+    if len(given) > 1:
         raise ApiError.validation(
-            "give exactly one of namespace and namespacePath", field="namespace"
+            "give namespace or namespacePath, not both (leave both out to read the whole memory)",
+            field="namespace",
         )
     ((field, prefix),) = given.items()
     if "*" in prefix:

@@ -3,8 +3,9 @@
 Both read under a namespace prefix on segment boundaries (``namespace`` keeps the pre-redesign
 prefix behaviour AgentCore grants during its grace period, and ``namespacePath`` is a
 hierarchical prefix, so the two read alike here), across every actor scope holding records
-there. Retrieve runs cairn's recall in each scope (relevance floor, ranking, paraphrase dedup;
-each recall journalled) and merges by relevance, the ``score`` it answers with.
+there; a call with neither (both are optional in the model) reads the whole memory. Retrieve
+runs cairn's recall in each scope (relevance floor, ranking, paraphrase dedup; each recall
+journalled) and merges by relevance, the ``score`` it answers with.
 ``memoryStrategyId`` and ``metadataFilters`` are applied to what recall selected, from up to 100
 candidates per scope.
 """
@@ -38,9 +39,10 @@ def _wanted(version: RecordVersion, strategy_id: str | None, filters: list[Any])
 
 
 def _records_under(
-    ctx: ApiContext, memory: MemoryConfig, prefix: str
+    ctx: ApiContext, memory: MemoryConfig, prefix: str | None
 ) -> Iterator[tuple[str, RecordVersion]]:
-    """Live records under ``prefix``, by (actor, record id), read page by page."""
+    """Live records under ``prefix`` (the whole memory when None), by (actor, record id), read
+    page by page."""
     for actor in ctx.directory.actors(memory.memory_id, namespace_prefix=prefix):
         scope = scope_of(memory, actor)
         cursor: str | None = None
