@@ -199,3 +199,55 @@ def test_the_control_plane_client_flow(agentcore_env: str) -> None:
     assert memory["id"] in {m["id"] for m in control.list_memories()}
     control.delete_memory(memory["id"], wait_for_deletion=True, max_wait=5)
     assert memory["id"] not in {m["id"] for m in control.list_memories()}
+
+
+def test_the_sdk_reference_conversation_is_extracted_at_once_by_the_offline_rules(
+    client: Any, served_store: Any
+) -> None:
+    """TESTING.md's pre-populated memory: four messages saved, records in three namespaces."""
+    memory = client.create_memory_and_wait(
+        name=unique_name("prepop"),
+        strategies=[
+            {"semanticMemoryStrategy": {"name": "Semantic", "namespaces": ["/facts/{actorId}/"]}},
+            {
+                "userPreferenceMemoryStrategy": {
+                    "name": "Preferences",
+                    "namespaces": ["/preferences/{actorId}/"],
+                }
+            },
+            {
+                "summaryMemoryStrategy": {
+                    "name": "Summary",
+                    "namespaces": ["/summaries/{actorId}/{sessionId}/"],
+                }
+            },
+        ],
+        event_expiry_days=90,
+        max_wait=5,
+    )
+    client.save_conversation(
+        memory_id=memory["id"],
+        actor_id="integ-test-actor",
+        session_id="integ-test-session",
+        messages=[
+            ("I prefer dark mode, Python over Java, and vim over emacs", "USER"),
+            ("Noted! Those are solid developer preferences.", "ASSISTANT"),
+            ("I work on distributed systems at a startup in Seattle", "USER"),
+            ("Interesting! Distributed systems is a great field.", "ASSISTANT"),
+        ],
+    )
+    served_store.extraction.worker.drain()  # one event of four messages: the trigger fired
+
+    def texts(namespace: str, query: str) -> list[str]:
+        found = client.retrieve_memories(memory_id=memory["id"], namespace=namespace, query=query)
+        return [r["content"]["text"] for r in found]
+
+    assert texts("/facts/integ-test-actor/", "where does the user work") == [
+        "The user works on distributed systems at a startup in Seattle."
+    ]
+    assert texts("/preferences/integ-test-actor/", "programming language") == [
+        "The user prefers dark mode, Python over Java, and vim over emacs."
+    ]
+    (summary,) = texts("/summaries/integ-test-actor/integ-test-session/", "distributed systems")
+    assert "distributed systems" in summary
+    assert "dark mode" in summary

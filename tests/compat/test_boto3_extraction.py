@@ -1,7 +1,8 @@
 """Extraction behind the API: turns posted with the real boto3 client become records.
 
 No BatchCreateMemoryRecords anywhere: ``cairn serve`` counts each CreateEvent toward the
-memory's triggers (six messages for a built-in strategy), stages the rollout that fires, and
+memory's triggers (two messages for a built-in strategy when the extractor runs in-process, as
+here), stages the rollout that fires, and
 its worker thread extracts records with the offline heuristic model. ``worker.drain()`` waits
 for the queued extraction (no sleeps).
 """
@@ -66,7 +67,7 @@ def test_fewer_turns_than_the_trigger_extract_nothing_yet(
     data_plane: Any, memory: dict[str, Any], served_store: EmbeddedApi
 ) -> None:
     memory_id = memory["id"]
-    for offset, (role, text) in enumerate(TURNS[:5]):
+    for offset, (role, text) in enumerate(TURNS[:1]):  # one message: the trigger is two
         data_plane.create_event(
             memoryId=memory_id,
             actorId=ACTOR,
@@ -81,7 +82,7 @@ def test_fewer_turns_than_the_trigger_extract_nothing_yet(
     rollouts = served_store.extraction.pipeline.rollouts
     counters = rollouts.counters(Scope(memory_id=memory_id, actor_id=ACTOR), "s1")
     assert counters is not None
-    assert counters.messages == 5
+    assert counters.messages == 1
 
 
 def test_a_deleted_memory_leaves_no_rollout_and_no_staged_conversation(
@@ -99,7 +100,7 @@ def test_a_deleted_memory_leaves_no_rollout_and_no_staged_conversation(
         for source in version.sources
         if source.rollout_id is not None
     }
-    assert len(cited) == 2
+    assert len(cited) == 4  # per session, the rollouts of the 2nd and 3rd exchanges file one
 
     control_plane.delete_memory(memoryId=memory_id)
 
@@ -109,3 +110,22 @@ def test_a_deleted_memory_leaves_no_rollout_and_no_staged_conversation(
             rollouts.get(scope, rollout_id)
     staged = [p.read_bytes() for p in served_store.staging_root.rglob("*") if p.is_file()]
     assert not any(b"Porto" in payload for payload in staged)
+
+
+def test_one_exchange_is_extracted_at_once_when_the_extractor_runs_in_process(
+    data_plane: Any, memory: dict[str, Any], served_store: EmbeddedApi
+) -> None:
+    for offset, (role, text) in enumerate(TURNS[2:4]):  # "My office is in Porto." + a reply
+        data_plane.create_event(
+            memoryId=memory["id"],
+            actorId=ACTOR,
+            sessionId="s1",
+            eventTimestamp=T0 + offset,
+            payload=[{"conversational": {"content": {"text": text}, "role": role}}],
+        )
+    served_store.extraction.worker.drain()
+
+    listed = data_plane.list_memory_records(memoryId=memory["id"], namespace=f"/facts/{ACTOR}/")
+    assert [r["content"]["text"] for r in listed["memoryRecordSummaries"]] == [
+        "The user's office is in Porto."
+    ]

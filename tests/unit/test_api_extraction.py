@@ -16,6 +16,7 @@ import pytest
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.errors import ModelRejectedError
+from cairn.extract.triggers import BUILT_IN_TRIGGERS
 from cairn.local import offline_model
 from cairn.local.api import EmbeddedApi, serve_embedded
 from cairn.model_request import ModelRequest, ModelResponse
@@ -65,6 +66,8 @@ def served(tmp_path: Path, model: Flaky) -> Iterator[EmbeddedApi]:
         model=model,
         clock=clock,
         start_worker=False,
+        # The 6-message trigger the Lambda extractor runs under: three exchanges, one rollout.
+        built_in_triggers=BUILT_IN_TRIGGERS,
     )
     yield embedded
     embedded.close()

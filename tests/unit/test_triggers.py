@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from cairn.extract.triggers import (
     BUILT_IN_HISTORY_WINDOW,
     BUILT_IN_TRIGGERS,
+    IN_PROCESS_TRIGGERS,
     embedded_memory,
     policy_for,
 )
@@ -84,6 +85,24 @@ def test_the_most_eager_condition_of_any_strategy_wins() -> None:
     assert policy is not None
     assert (policy.message_count, policy.idle_timeout_seconds, policy.history_window) == (6, 30, 10)
     assert policy.strategy_ids == ("facts-AbCdEf1234", "own-AbCdEf1234")
+
+
+def test_in_process_built_in_strategies_extract_each_exchange_but_a_strategy_keeps_its_own() -> (
+    None
+):
+    managed = SelfManagedConfig(
+        triggers=TriggerConditions(message_count=20),
+        topic_arn="arn:aws:sns:us-east-1:000000000000:mine.fifo",
+        payload_bucket="my-bucket",
+        historical_context_window_size=0,
+    )
+    built_in = policy_for(memory(strategy("facts", StrategyKind.SEMANTIC)), IN_PROCESS_TRIGGERS)
+    own = policy_for(memory(strategy("own", StrategyKind.CUSTOM, managed)), IN_PROCESS_TRIGGERS)
+
+    assert built_in is not None
+    assert (built_in.message_count, built_in.idle_timeout_seconds) == (2, 10)
+    assert own is not None
+    assert (own.message_count, own.idle_timeout_seconds) == (20, None)
 
 
 def test_a_memory_without_strategies_is_never_counted() -> None:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from cairn.api.errors import ApiError
 from cairn.errors import ConfigurationError
 from cairn.extract.staging import RolloutPipeline
-from cairn.memories import MemoryConfig, MemoryStatus
+from cairn.extract.triggers import BUILT_IN_TRIGGERS
+from cairn.memories import MemoryConfig, MemoryStatus, TriggerConditions
 from cairn.models import Scope
 from cairn.ports import (
     Clock,
@@ -31,12 +32,15 @@ class ApiSettings:
     """How the API identifies itself (ARNs) and whom it lets in.
 
     ``token``: when set, every request must carry it (``x-cairn-token`` header, or
-    ``Authorization: Bearer``); see ``cairn.api.auth``.
+    ``Authorization: Bearer``); see ``cairn.api.auth``. ``built_in_triggers``: the trigger
+    conditions of strategies that carry none (``cairn.extract.triggers``).
     """
 
     region: str = DEFAULT_REGION
     account_id: str = DEFAULT_ACCOUNT_ID
     token: str | None = None
+    # When built-in strategies (no trigger conditions on the wire) release a rollout.
+    built_in_triggers: TriggerConditions = BUILT_IN_TRIGGERS
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cairn.cli.args import CliParser
 from cairn.clock import SystemClock
+from cairn.ports import ModelProvider
 
 DEFAULT_PORT = 8700
 TOKEN_ENV = "CAIRN_TOKEN"  # noqa: S105  # a variable name, not a secret
@@ -48,6 +49,13 @@ def add_serve_command(commands: argparse._SubParsersAction[CliParser], store_hel
         default="onnx",
         help="onnx: the local MiniLM model (default); none: keyword recall only",
     )
+    sub.add_argument(
+        "--model-url",
+        default=None,
+        help="extract with this OpenAI-compatible server (an Ollama server: "
+        "http://127.0.0.1:11434/v1) instead of the offline rules; needs --model",
+    )
+    sub.add_argument("--model", default=None, help="the model --model-url serves (llama3.1:8b)")
     sub.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=store_help)
 
 
@@ -66,6 +74,9 @@ def serve(args: argparse.Namespace) -> int:
     from cairn.local.store import open_store
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
+    if (args.model_url is None) != (args.model is None):
+        print("cairn serve: give --model-url and --model together", file=sys.stderr)
+        return 2
     clock = SystemClock()
     embedder = None
     if args.embedder == "onnx":
@@ -74,13 +85,18 @@ def serve(args: argparse.Namespace) -> int:
         embedder = OnnxEmbedder()
     stores = open_store(args.store, clock, create=True)
     settings = ApiSettings(region=args.region, token=token)
-    # Events posted to a memory with strategies are extracted in the background by the
-    # offline heuristic model, as `cairn demo` does (docs/extraction.md).
+    # Events posted to a memory with strategies are extracted in the background: by the
+    # offline rules, as `cairn demo` does, or by a local model server (docs/extraction.md).
+    model: ModelProvider = offline_model()
+    if args.model_url is not None:
+        from cairn.llm.openai_compat import OpenAICompatibleModel
+
+        model = OpenAICompatibleModel(args.model_url, args.model)
     served = serve_embedded(
         stores,
         args.store,
         embedder=embedder,
-        model=offline_model(),
+        model=model,
         clock=clock,
         settings=settings,
     )

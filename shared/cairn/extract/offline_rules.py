@@ -4,24 +4,27 @@
 of extraction's schemas (``cairn.extract.prompts``), with valid structured output built by
 rules (``cairn.extract.statements``):
 
-- extraction keeps what the user stated outright in a USER message: "I prefer …" (a
-  preference), "I/we decided …" (a decision), "my … is …" and "remember that …" (facts), each
-  rewritten in the third person and citing the message it came from. A summary is the list of
-  those statements ("Stated in this session: …"), grown from the summary so far.
+- extraction keeps what the user stated outright about themselves in a USER message (facts,
+  relationships, places, dates, preferences, plans, decisions, negations and corrections:
+  ``cairn.extract.statements``), each rewritten in the third person and citing the message it
+  came from (a preference strategy keeps the preferences, a semantic strategy the rest); a
+  Strands SessionMessage is read for its text. A summary is the list of those
+  statements and of what the user asked for ("Stated in this session: …"), grown from the
+  summary so far.
 - formation calls a candidate the ``same`` as a related memory with the same canonical
   content, a ``supersede`` of one that sets the same attribute ("The user's office is …") to
   something else, and a ``create`` otherwise. It never merges: it cannot write merged text.
 
 What it cannot do, by design: infer anything (a hobby from a photo, a job from a question),
 read implicit facts ("ugh, Mondays" is not a preference), resolve coreference across sentences
-("my sister … she lives in Oslo" files nothing about the sister's home), handle negation
-subtleties ("I don't prefer tea anymore" is not read, so the old preference stays live),
-read the assistant's or tools' messages, or follow a custom strategy's appended prompt. Use a
-real model (``cairn.llm.bedrock``, ``cairn.llm.openai_compat``) for those.
+("my sister … she lives in Oslo" files nothing about the sister's home), read the assistant's
+or tools' messages, or follow a custom strategy's appended prompt. Use a real model
+(``cairn.llm.openai_compat`` with a local Ollama server, or ``cairn.llm.bedrock``) for those.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from cairn.answers.extraction import MAX_CANDIDATES, MAX_SUMMARY_CHARS
@@ -40,10 +43,12 @@ from cairn.models import Role, content_digest
 STATED_CONFIDENCE = 0.9
 SUMMARY_PREFIX = "Stated in this session: "
 
+# Each statement is filed once: a preference under a preference strategy, never again as a
+# semantic fact.
 _KEPT = {
-    StrategyKind.SEMANTIC: frozenset({"fact", "decision"}),
+    StrategyKind.SEMANTIC: frozenset({"fact", "decision", "plan"}),
     StrategyKind.USER_PREFERENCE: frozenset({"preference"}),
-    StrategyKind.CUSTOM: frozenset({"fact", "decision", "preference"}),
+    StrategyKind.CUSTOM: frozenset({"fact", "decision", "plan", "preference"}),
 }
 
 
@@ -61,12 +66,32 @@ EXTRACTION_RESPONDERS: Final = {
 }
 
 
+def spoken_text(text: str) -> str:
+    """What the user said: Strands' session manager stores each message as a JSON-serialised
+    SessionMessage (``{"message": {"role": …, "content": [{"text": …}]}, …}``), whose text
+    blocks are the words; any other text is itself."""
+    if not text.startswith("{"):
+        return text
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return text
+    message = document.get("message") if isinstance(document, dict) else None
+    blocks = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(blocks, list):
+        return text
+    said = [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return "\n".join(said)
+
+
 def _stated(document: ExtractionInput) -> list[tuple[int, Statement]]:
+    # A summary also keeps what the user asked for ("Book a ryokan …"); a record does not.
+    requests = document.strategy is StrategyKind.SUMMARY
     return [
         (message.alias, statement)
         for message in document.messages
         if message.role is Role.USER
-        for statement in statements_in(message.text)
+        for statement in statements_in(spoken_text(message.text), requests=requests)
     ]
 
 

@@ -5,7 +5,9 @@ wire. The built-in strategies (semantic, summary, user_preference) carry none, s
 extractor runs them under ``BUILT_IN_TRIGGERS``: a rollout every 6 messages (three exchanges:
 enough context to state a fact, small enough to extract within seconds), or every ~4,000
 estimated tokens (about 16 KB of text, a bounded prompt), or after 10 minutes of silence, with
-the 4 messages before the batch as context.
+the 4 messages before the batch as context. Where the API's extractor runs in-process
+(``IN_PROCESS_TRIGGERS``: ``cairn serve``) they extract every 2 messages or after 10 s of
+silence; the embedded worker sweeps for idle sessions every 5 s.
 
 A session counts once, under one policy for the whole memory (``policy_for``): each condition
 is the most eager among the strategies (the smallest count, the shortest idle timeout) and the
@@ -17,7 +19,7 @@ extractor may subscribe (DESIGN §6).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from cairn.memories import MemoryConfig, StrategyConfig, StrategyKind, TriggerConditions
 from cairn.rollout.index import TriggerPolicy
@@ -25,16 +27,28 @@ from cairn.rollout.index import TriggerPolicy
 BUILT_IN_TRIGGERS = TriggerConditions(
     message_count=6, token_count=4_000, idle_session_timeout_seconds=600
 )
+# Where the API's extractor runs in the same process (`cairn serve`), a rollout
+# costs no queue hop and no paid model call, so the built-in strategies extract every exchange
+# (2 messages) or after 10 s of silence (AgentCore's smallest idle timeout), and the worker's
+# sweep looks for idle sessions every 5 s: a short conversation is filed within seconds, as the
+# managed service files it within tens of seconds.
+IN_PROCESS_TRIGGERS = TriggerConditions(
+    message_count=2, token_count=4_000, idle_session_timeout_seconds=10
+)
+IN_PROCESS_SWEEP_EVERY = timedelta(seconds=5)
 BUILT_IN_HISTORY_WINDOW = 4
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def strategy_triggers(strategy: StrategyConfig) -> tuple[TriggerConditions, int]:
-    """The strategy's trigger conditions and history window: its own if self-managed."""
+def strategy_triggers(
+    strategy: StrategyConfig, built_in: TriggerConditions = BUILT_IN_TRIGGERS
+) -> tuple[TriggerConditions, int]:
+    """The strategy's trigger conditions and history window: its own if self-managed, else
+    ``built_in``."""
     if strategy.self_managed is not None:
         managed = strategy.self_managed
         return managed.triggers, managed.historical_context_window_size
-    return BUILT_IN_TRIGGERS, BUILT_IN_HISTORY_WINDOW
+    return built_in, BUILT_IN_HISTORY_WINDOW
 
 
 def _most_eager(values: list[int | None]) -> int | None:
@@ -42,12 +56,15 @@ def _most_eager(values: list[int | None]) -> int | None:
     return min(present) if present else None
 
 
-def policy_for(memory: MemoryConfig) -> TriggerPolicy | None:
-    """The policy the memory's sessions are counted under; ``None`` if it has no strategies
-    (its events are stored and never extracted)."""
+def policy_for(
+    memory: MemoryConfig, built_in: TriggerConditions = BUILT_IN_TRIGGERS
+) -> TriggerPolicy | None:
+    """The policy the memory's sessions are counted under, built-in strategies under
+    ``built_in``; ``None`` if it has no strategies (its events are stored and never
+    extracted)."""
     if not memory.strategies:
         return None
-    settings = [strategy_triggers(strategy) for strategy in memory.strategies]
+    settings = [strategy_triggers(strategy, built_in) for strategy in memory.strategies]
     return TriggerPolicy(
         message_count=_most_eager([t.message_count for t, _ in settings]),
         token_count=_most_eager([t.token_count for t, _ in settings]),

@@ -10,13 +10,15 @@ RetrieveMemoryRecords and ListMemoryRecords return, with no BatchCreateMemoryRec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cairn.api.context import ApiContext, ApiSettings
 from cairn.api.router import Api
+from cairn.extract.triggers import IN_PROCESS_TRIGGERS
 from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.system import EmbeddedExtraction, staging_dir, wire_embedded
+from cairn.memories import TriggerConditions
 from cairn.ports import Clock, Embedder, ModelProvider, Stores
 
 
@@ -42,9 +44,11 @@ def serve_embedded(
     clock: Clock,
     settings: ApiSettings | None = None,
     start_worker: bool = True,
+    built_in_triggers: TriggerConditions = IN_PROCESS_TRIGGERS,
 ) -> EmbeddedApi:
-    """The API over ``stores`` (opened at ``store_path``) with extraction by ``model``; the
-    worker thread is started unless ``start_worker`` is false (tests drive it themselves)."""
+    """The API over ``stores`` (opened at ``store_path``) with extraction by ``model``, built-in
+    strategies released under ``built_in_triggers``; the worker thread is started unless
+    ``start_worker`` is false (tests drive it themselves)."""
     staging_root = staging_dir(store_path)
     extraction = wire_embedded(
         stores,
@@ -53,8 +57,10 @@ def serve_embedded(
         embedder=embedder,
         clock=clock,
     )
+    # The extractor runs in this process: built-in strategies extract within seconds.
+    in_process = replace(settings or ApiSettings(), built_in_triggers=built_in_triggers)
     context = ApiContext.build(
-        stores, embedder=embedder, clock=clock, settings=settings, extraction=extraction.pipeline
+        stores, embedder=embedder, clock=clock, settings=in_process, extraction=extraction.pipeline
     )
     if start_worker:
         extraction.worker.start()

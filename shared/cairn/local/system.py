@@ -31,7 +31,7 @@ from cairn.consolidate.failures import ErrorCallback
 from cairn.consolidate.worker import ConsolidationWorker, KindRouter, consolidation_worker
 from cairn.extract.delivery import Consumer, build_consumer
 from cairn.extract.staging import RolloutPipeline
-from cairn.extract.triggers import policy_for
+from cairn.extract.triggers import IN_PROCESS_SWEEP_EVERY, policy_for
 from cairn.extract.worker import DEFAULT_CAPACITY, ExtractionWorker
 from cairn.models import EventInput, Scope
 from cairn.ports import Clock, Embedder, ModelProvider, StagingStore, Stores
@@ -110,7 +110,7 @@ def wire_embedded(
     and ``consolidation.start``)."""
     consumer = build_consumer(stores, staging, model=model, embedder=embedder, clock=clock)
     rollouts = consumer.rollouts
-    worker = ExtractionWorker(consumer, capacity=capacity)
+    worker = ExtractionWorker(consumer, capacity=capacity, sweep_every=IN_PROCESS_SWEEP_EVERY)
     consolidation = consolidation_worker(
         build_consolidator(stores, staging, model=model, clock=clock),
         executor=consolidation_executor,

@@ -43,7 +43,8 @@ def append_event(
     if ctx.extraction is None:
         return ctx.events.append(scope, event)
     skipped = params.get("extractionMode") == SKIP_EXTRACTION
-    return ctx.extraction.append(scope, event, None if skipped else policy_for(memory)).event
+    policy = None if skipped else policy_for(memory, ctx.settings.built_in_triggers)
+    return ctx.extraction.append(scope, event, policy).event
 
 
 def _append_once(
