@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXTRAS ?= dev,onnx
 
-.PHONY: demo test check lint format typecheck bench bench-quick clean
+.PHONY: demo test check lint format typecheck bench bench-quick clean test-sdk
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,20 @@ bench: $(BENCH_STAMP)
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) -m benchmarks --quick
+
+# The bedrock-agentcore SDK's own memory integration tests (tests_integ/memory, from the sdist of
+# the version constraints.txt pins) against `cairn serve` on loopback, offline. It downloads the
+# sdist from PyPI into build/ (never committed), so `make test` and CI do not run it; it
+# rewrites the pass count in docs/agentcore-compatibility.md (tests/sdk_integ).
+SDK_VERSION := $(shell sed -n 's/^bedrock-agentcore==//p' constraints.txt)
+SDK_BUILD := build/sdk-integ
+
+test-sdk: $(STAMP)
+	rm -rf $(SDK_BUILD) && mkdir -p $(SDK_BUILD)
+	$(PY) -m pip download --quiet --no-binary :all: --no-deps --dest $(SDK_BUILD) \
+	    bedrock-agentcore==$(SDK_VERSION)
+	tar -xzf $(SDK_BUILD)/bedrock_agentcore-$(SDK_VERSION).tar.gz -C $(SDK_BUILD)
+	PYTHONPATH=$(CURDIR) $(PY) -m tests.sdk_integ $(SDK_BUILD)/bedrock_agentcore-$(SDK_VERSION)
 
 clean:
 	rm -rf $(VENV) .cairn-demo .pytest_cache .mypy_cache .ruff_cache build shared/*.egg-info

@@ -29,9 +29,11 @@ class Row:
 
 
 S, D, N = Support.SUPPORTED, Support.DIFFERS, Support.NOT_SUPPORTED
-# The built-in strategies' triggers (cairn.extract.triggers.BUILT_IN_TRIGGERS).
+# The built-in strategies' triggers (cairn.extract.triggers: BUILT_IN_TRIGGERS on AWS,
+# IN_PROCESS_TRIGGERS behind cairn serve).
 _EXTRACTED = (
-    "extracted from the memory's events: 6 messages, about 4,000 tokens or 10 idle minutes "
+    "extracted from the memory's events: behind cairn serve every 2 messages or after 10 idle "
+    "seconds (within seconds); on AWS 6 messages, about 4,000 tokens or 10 idle minutes "
     "release a rollout (docs/extraction.md)"
 )
 
