@@ -231,3 +231,55 @@ def test_extraction_jobs_report_honestly_that_none_ran(
         data_plane.start_memory_extraction_job(
             memoryId=memory["id"], extractionJob={"jobId": "job-1"}
         )
+
+
+def test_typed_metadata_and_date_filters_narrow_list_and_retrieve(
+    data_plane: Any, memory: dict[str, Any]
+) -> None:
+    def record(request_id: str, text: str, day: int, stars: float) -> dict[str, Any]:
+        return {
+            "requestIdentifier": request_id,
+            "namespaces": ["/facts/user/a1/"],
+            "content": {"text": text},
+            "timestamp": T0,
+            "metadata": {
+                "seen": {"dateTimeValue": datetime(2026, 3, day, tzinfo=UTC)},
+                "stars": {"numberValue": stars},
+            },
+        }
+
+    answer = data_plane.batch_create_memory_records(
+        memoryId=memory["id"],
+        records=[
+            record("old", "The user visited Lisbon in spring", 1, 5),
+            record("new", "The user visited Porto in spring", 20, 3),
+        ],
+    )
+    ids = {r["requestIdentifier"]: r["memoryRecordId"] for r in answer["successfulRecords"]}
+    after_the_10th = {
+        "left": {"metadataKey": "seen"},
+        "operator": "AFTER",
+        "right": {"metadataValue": {"dateTimeValue": datetime(2026, 3, 10, tzinfo=UTC)}},
+    }
+    four_stars = {
+        "left": {"metadataKey": "stars"},
+        "operator": "GREATER_THAN_OR_EQUALS",
+        "right": {"metadataValue": {"numberValue": 4}},
+    }
+
+    listed = data_plane.list_memory_records(memoryId=memory["id"], metadataFilters=[after_the_10th])
+    found = retrieve(
+        data_plane,
+        memory["id"],
+        "the city the user visited",
+        criteria={"metadataFilters": [four_stars]},
+    )
+    both = data_plane.list_memory_records(
+        memoryId=memory["id"], metadataFilters=[after_the_10th, four_stars]
+    )
+
+    assert [r["memoryRecordId"] for r in listed["memoryRecordSummaries"]] == [ids["new"]]
+    assert [r["memoryRecordId"] for r in found] == [ids["old"]]
+    assert both["memoryRecordSummaries"] == []  # AND-ed
+    (fetched,) = listed["memoryRecordSummaries"]
+    assert fetched["metadata"]["seen"]["dateTimeValue"] == datetime(2026, 3, 20, tzinfo=UTC)

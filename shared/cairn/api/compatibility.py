@@ -110,7 +110,9 @@ ROWS: tuple[Row, ...] = (
         "RetrieveMemoryRecords",
         "searchCriteria.metadataFilters",
         D,
-        "applied to the 100 best candidates of each actor scope",
+        "every operator, AND-ed, on typed values (dates too); applied after recall to the 100 "
+        "best candidates of each actor scope, not through an index, so a matching record "
+        "ranked below them is not returned",
     ),
     Row(
         "RetrieveMemoryRecords",
@@ -127,7 +129,13 @@ ROWS: tuple[Row, ...] = (
         "namespacePath lists the whole memory)",
     ),
     Row("ListMemoryRecords", "namespacePath", S, "optional; a hierarchical prefix, as in Retrieve"),
-    Row("ListMemoryRecords", "metadataFilters", S, "every operator, on typed values"),
+    Row(
+        "ListMemoryRecords",
+        "metadataFilters",
+        S,
+        "every operator, AND-ed, on typed values (dates too); a scan of the records under the "
+        "namespace",
+    ),
     Row("GetMemoryRecord", "", S, "404 for a deleted record"),
     Row("GetMemoryRecord", "namespace", D, "a filter (404 if the record is elsewhere); no IAM"),
     Row(
@@ -211,29 +219,45 @@ ROWS: tuple[Row, ...] = (
         "CreateMemory",
         "memoryStrategies.customMemoryStrategy.configuration.semanticOverride",
         N,
-        "cairn's extraction uses its own prompts and model provider (also summaryOverride, "
-        "userPreferenceOverride, episodicOverride)",
+        "refused (also summaryOverride, userPreferenceOverride, episodicOverride): cairn "
+        "extracts with its own prompts and the deployment's one model provider; a per-strategy "
+        "appended prompt and modelId would be stored and not applied",
     ),
     Row(
         "CreateMemory",
         "memoryStrategies.episodicMemoryStrategy",
         N,
-        "cairn has no episodic extraction",
+        "refused: cairn has no episodic extraction (episodes, reflections across episodes); a "
+        "memory accepted with one would file nothing for it",
     ),
     Row(
         "CreateMemory",
         "memoryStrategies.semanticMemoryStrategy.memoryRecordSchema",
         N,
-        "extraction does not fill typed metadata fields (any strategy)",
+        "refused (any strategy): extraction does not fill typed metadata fields; typed "
+        "metadata written with BatchCreate/UpdateMemoryRecords is kept and filterable",
     ),
     Row(
         "CreateMemory",
         "memoryStrategies.semanticMemoryStrategy.recordExpirySpecification",
         N,
-        "cairn does not expire records (any strategy)",
+        "refused (any strategy): cairn does not expire records (no retention sweep); "
+        "DeleteMemoryRecord and `cairn erase` remove them",
     ),
-    Row("CreateMemory", "encryptionKeyArn", N, "cairn encrypts with its deployment's own key"),
-    Row("CreateMemory", "streamDeliveryResources", N, "cairn does not stream records to Kinesis"),
+    Row(
+        "CreateMemory",
+        "encryptionKeyArn",
+        N,
+        "refused: cairn encrypts with its deployment's own key (the stack's KMS key), not one "
+        "per memory",
+    ),
+    Row(
+        "CreateMemory",
+        "streamDeliveryResources",
+        N,
+        "refused: cairn streams no record events (no Kinesis delivery, no embedded change "
+        "feed); accepting the configuration would silently deliver nothing",
+    ),
     Row("CreateMemory", "memoryExecutionRoleArn", D, "stored and returned; never assumed"),
     Row("CreateMemory", "indexedKeys", D, "stored and returned; every metadata key is filterable"),
     Row("CreateMemory", "namespaceKeys", S, "declared variables may be used in templates"),
@@ -243,7 +267,12 @@ ROWS: tuple[Row, ...] = (
     Row("GetMemory", "view", D, "ignored: nothing is encrypted per memory"),
     Row("UpdateMemory", "", S, "strategies deleted, modified, then added; stays ACTIVE"),
     Row("UpdateMemory", "addIndexedKeys", D, "stored and returned; keys cannot be removed"),
-    Row("UpdateMemory", "streamDeliveryResources", N, "cairn does not stream records to Kinesis"),
+    Row(
+        "UpdateMemory",
+        "streamDeliveryResources",
+        N,
+        "refused, as in CreateMemory",
+    ),
     Row(
         "DeleteMemory",
         "",
