@@ -29,12 +29,13 @@ def _extraction_note(seconds: float | None, records: dict[str, list[str]]) -> st
     filed = sum(len(v) for v in records.values())
     if seconds is None:
         return (
-            f"Offline extraction (the heuristic model) of TESTING.md's four-message "
-            f"conversation left a namespace empty ({filed} records filed in all)."
+            f"Offline extraction (the rules of docs/extraction.md) of TESTING.md's "
+            f"four-message conversation left a namespace empty ({filed} records filed in all)."
         )
     return (
-        f"Offline extraction (the heuristic model) filed {filed} records from TESTING.md's "
-        f"four-message conversation in its three namespaces within {seconds:.0f} s."
+        f"Offline extraction (the rules of docs/extraction.md) filed {filed} records from "
+        f"TESTING.md's four-message conversation in its three namespaces within "
+        f"{seconds:.0f} s."
     )
 
 
