@@ -3,8 +3,7 @@
 A memory (``memoryId``) is configured once and then holds events and records. Its strategies
 say what extraction makes of events and where the records go: each has one namespace template
 such as ``/strategies/{memoryStrategyId}/actors/{actorId}/``. The template is also how cairn
-learns whose record a namespace names (``actor_of``): AgentCore's record API carries no actor,
-cairn's scopes are per actor, and the ``{actorId}`` in the template bridges the two.
+learns whose record a namespace names (``cairn.namespace_actors``).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from cairn.models import ACTOR_ID_PATTERN, SESSION_ID_PATTERN, Frozen, MemoryId, UtcDatetime
+from cairn.models import Frozen, MemoryId, UtcDatetime
 
 MEMORY_NAME_PATTERN = r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$"
 RESOURCE_ID_PATTERN = r"^[a-zA-Z][a-zA-Z0-9\-_]{0,99}-[a-zA-Z0-9]{10}$"
@@ -38,10 +37,6 @@ NamespaceTemplate = Annotated[str, Field(min_length=1, max_length=512, pattern=T
 
 _ALNUM = string.ascii_letters + string.digits
 _VARIABLE = re.compile(r"\{([a-zA-Z][a-zA-Z0-9]*)\}")
-# The values a template variable can take when it is filled: an actor id spans segments.
-_SESSION = SESSION_ID_PATTERN.strip("^$")
-_ACTOR = ACTOR_ID_PATTERN.strip("^$")
-_OTHER_VALUE = r"[a-zA-Z0-9][a-zA-Z0-9\-_]*"
 
 
 def new_resource_id(name: str) -> str:
@@ -176,47 +171,3 @@ class MemoryConfig(Frozen):
 def template_variables(template: str) -> list[str]:
     """The ``{variable}`` names in a namespace template, in order."""
     return _VARIABLE.findall(template)
-
-
-def _template_regex(template: str, strategy_id: str) -> re.Pattern[str] | None:
-    """A regex matching namespaces filled from ``template``, capturing ``actor``; ``None``
-    when the template has no ``{actorId}``. Trailing slashes are ignored on both sides."""
-    if "{actorId}" not in template:
-        return None
-    parts: list[str] = []
-    position = 0
-    actor_seen = False
-    stripped = template.rstrip("/")
-    for found in _VARIABLE.finditer(stripped):
-        parts.append(re.escape(stripped[position : found.start()]))
-        variable = found.group(1)
-        if variable == "actorId":
-            parts.append("(?P=actor)" if actor_seen else f"(?P<actor>{_ACTOR})")
-            actor_seen = True
-        elif variable == "sessionId":
-            parts.append(_SESSION)
-        elif variable == "memoryStrategyId":
-            parts.append(re.escape(strategy_id))
-        else:
-            parts.append(_OTHER_VALUE)
-        position = found.end()
-    parts.append(re.escape(stripped[position:]))
-    return re.compile("".join(parts))
-
-
-def actor_of(memory: MemoryConfig, namespace: str, strategy_id: str | None = None) -> str | None:
-    """The actor whose memory ``namespace`` is, read through the strategies' templates.
-
-    Only the named strategy's template is tried when ``strategy_id`` names one of the memory's
-    strategies, else every template in order; ``None`` when no template with ``{actorId}``
-    matches the whole namespace.
-    """
-    named = memory.strategy(strategy_id) if strategy_id else None
-    for strategy in (named,) if named else memory.strategies:
-        pattern = _template_regex(strategy.namespace_template, strategy.strategy_id)
-        if pattern is None:
-            continue
-        found = pattern.fullmatch(namespace.rstrip("/"))
-        if found is not None and len(found.group("actor")) <= 255:
-            return found.group("actor")
-    return None

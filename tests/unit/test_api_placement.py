@@ -1,4 +1,4 @@
-"""Reading the actor out of a namespace through a memory's templates (``cairn.memories``)."""
+"""Reading the actor out of a namespace through a memory's templates (namespace_actors)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.memories import MemoryConfig, StrategyConfig, StrategyKind, actor_of, memory_arn
+from cairn.errors import InvalidInputError
+from cairn.memories import MemoryConfig, StrategyConfig, StrategyKind, memory_arn
 from cairn.models import ACTOR_ID_PATTERN
+from cairn.namespace_actors import (
+    SHARED_ACTOR_ID,
+    AmbiguousNamespaceError,
+    actor_of,
+    prefix_reads_actor,
+    refuse_reserved_actor,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -77,3 +85,59 @@ def test_a_filled_template_gives_back_its_actor(actor: str) -> None:
     config = memory("/users/{actorId}/facts/", "/summaries/{actorId}/{sessionId}/")
 
     assert actor_of(config, f"/users/{actor}/facts/") == actor
+
+
+def test_only_one_trailing_slash_is_dropped_so_nested_ids_stay_apart() -> None:
+    config = memory("/facts/{actorId}/")
+
+    assert actor_of(config, "/facts/u1/") == "u1"
+    assert actor_of(config, "/facts/u1") == "u1"
+    assert actor_of(config, "/facts/u1//") == "u1/"
+    assert actor_of(config, "/facts/u1/x/") == "u1/x"
+
+
+def test_a_template_that_reads_two_actors_out_of_one_namespace_refuses_it() -> None:
+    with pytest.raises(AmbiguousNamespaceError, match=r"'a'.*'a-b'"):
+        actor_of(memory("/x/{actorId}-{team}/"), "/x/a-b-c/")
+    assert actor_of(memory("/x/{actorId}-{team}/"), "/x/a-b/") == "a"
+
+
+def test_two_templates_that_read_different_actors_refuse_the_namespace() -> None:
+    config = memory("/f/{actorId}/", "/f/{actorId}/notes/")
+
+    with pytest.raises(AmbiguousNamespaceError, match="memoryStrategyId"):
+        actor_of(config, "/f/u1/notes/")
+    assert actor_of(config, "/f/u1/notes/", "s1-AbCdEf0001") == "u1"
+    assert actor_of(config, "/f/u1/notes/", "s0-AbCdEf0000") == "u1/notes"
+
+
+def test_a_namespace_naming_the_reserved_actor_is_refused() -> None:
+    with pytest.raises(AmbiguousNamespaceError, match="reserved"):
+        actor_of(memory("/facts/{actorId}/"), "/facts/cairn:shared/")
+    with pytest.raises(InvalidInputError, match="reserved"):
+        refuse_reserved_actor(SHARED_ACTOR_ID)
+    refuse_reserved_actor("tg:42")
+
+
+@pytest.mark.parametrize(
+    ("prefix", "actor", "reads"),
+    [
+        ("/facts/u1/", "u1/x", False),
+        ("/facts/u1", "u1/x", False),
+        ("/facts/u1/", "u1/", False),
+        ("/facts/u1//", "u1/", True),
+        ("/facts/u1/x/", "u1/x", True),
+        ("/facts/u1/x/", "u1/x/y", False),
+        ("/facts/", "u1/x", True),
+        ("/", "u1/x", True),
+        ("/facts/u1/", "u1", True),
+        ("/summaries/u1/", "u1/x", False),
+        ("/summaries/u1/x/s1/", "u1/x", True),
+    ],
+)
+def test_a_prefix_that_stops_inside_an_actor_id_never_reads_that_actor(
+    prefix: str, actor: str, reads: bool
+) -> None:
+    config = memory("/facts/{actorId}/", "/summaries/{actorId}/{sessionId}/")
+
+    assert prefix_reads_actor(config, prefix, actor) is reads

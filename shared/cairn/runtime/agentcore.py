@@ -7,9 +7,9 @@ write is not stored twice), recall is ``RetrieveMemoryRecords``, and the tools w
 
 The wire API names no actor on records, so over HTTP a session's scope is its memory plus the
 namespaces its templates fill with the actor id (``/facts/{actorId}/`` ...): recall reads only
-there, and a record id whose namespace lies elsewhere is refused as not found before anything
-is written. The wire carries no provenance, so every recalled entry is labelled untrusted
-(rendered as quoted data) with confidence 0.50; the server journals its own retrievals.
+there, and a record id whose namespace is not exactly one of those is refused as not found
+before anything is written. The wire carries no provenance, so every recalled entry is labelled
+untrusted (rendered as quoted data) with confidence 0.50; the server journals its own retrievals.
 """
 
 from __future__ import annotations
@@ -163,8 +163,10 @@ class AgentCoreSessionStore:
         return _written(_only_success(answer), status=Status.RETRACTED)
 
     def _owns(self, scope: Scope, summary: dict[str, Any]) -> bool:
+        """Whether the record lies in one of this session's namespaces, exactly: an actor id
+        may contain ``/``, so ``/facts/u1/x/`` (actor ``u1/x``) is never under ``u1``'s."""
         namespaces = summary.get("namespaces") or ["/"]
-        return any(namespace_matches(namespaces[0], mine) for mine in self.namespaces(scope))
+        return any(_same_namespace(namespaces[0], mine) for mine in self.namespaces(scope))
 
     def _pinned(self, scope: Scope, record_id: str) -> None:
         """Refuse (as not found) a record whose namespace is not one of this scope's."""
@@ -188,6 +190,11 @@ class AgentCoreSessionStore:
             token = page.get("nextToken")
             if not token:
                 return
+
+
+def _same_namespace(one: str, other: str) -> bool:
+    """Equal but for one optional trailing slash (``cairn.namespace_actors``)."""
+    return one.removesuffix("/") == other.removesuffix("/")
 
 
 def _item(score: float, summary: dict[str, Any], policy: RecallPolicy) -> RecalledItem:

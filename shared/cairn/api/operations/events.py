@@ -16,11 +16,12 @@ import uuid
 from typing import Any
 
 from cairn.api.codec import event_input_from_wire, event_to_wire
-from cairn.api.context import ApiContext, scope_of
+from cairn.api.context import ApiContext
 from cairn.api.errors import ApiError
 from cairn.api.filters import check_filters, matches
 from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
 from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of
+from cairn.api.operations.placement import caller_scope
 from cairn.errors import EventNotFoundError
 from cairn.extract.triggers import policy_for
 from cairn.memories import MemoryConfig
@@ -88,7 +89,7 @@ def _append_once(
 
 def create_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     memory = ctx.memory(params["memoryId"])
-    scope = scope_of(memory, params["actorId"])
+    scope = caller_scope(memory, params["actorId"])
     # sessionId is optional in the model; like IngestData, a missing one is generated.
     session_id = params.get("sessionId") or str(uuid.uuid4())
     event = event_input_from_wire(params, session_id=session_id)
@@ -106,7 +107,7 @@ def create_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
 def ingest_data(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     """Stores the inline payload as one event of the session (generated when absent)."""
     memory = ctx.memory(params["memoryId"])
-    scope = scope_of(memory, params["actorId"])
+    scope = caller_scope(memory, params["actorId"])
     session_id = params.get("sessionId") or str(uuid.uuid4())
     body = {
         "payload": params["source"]["inline"]["payload"],
@@ -130,7 +131,7 @@ def ingest_data(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _event_scope(ctx: ApiContext, params: dict[str, Any]) -> Scope:
-    return scope_of(ctx.memory(params["memoryId"]), params["actorId"])
+    return caller_scope(ctx.memory(params["memoryId"]), params["actorId"])
 
 
 def get_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:

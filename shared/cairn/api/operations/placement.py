@@ -2,9 +2,10 @@
 
 AgentCore's record operations name no actor; cairn keeps long-term memory per actor. A record
 written through the API is filed in the scope of the actor its namespace names through the
-memory's strategy templates (``cairn.memories.actor_of``), else in the memory-wide scope of the
-reserved actor ``cairn:shared``. Each placement is recorded in the ``RecordDirectory``, which
-answers "where is record X" and "whose records lie under namespace N". Records written by cairn
+memory's strategy templates (``cairn.namespace_actors.actor_of``: exact, segment by segment),
+else in the memory-wide scope of the reserved actor ``cairn:shared``, which no caller may
+name. Each placement is recorded in the ``RecordDirectory``, which answers "where is record X"
+and "whose records lie under namespace N". Records written by cairn
 itself (the ``cairn`` command) are not placed, so the API does not see them.
 """
 
@@ -14,34 +15,62 @@ from typing import Any
 
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.errors import ApiError
-from cairn.errors import RecordNotFoundError
-from cairn.memories import MemoryConfig, actor_of
+from cairn.errors import InvalidInputError, RecordNotFoundError
+from cairn.memories import MemoryConfig
 from cairn.models import RecordVersion, Scope, Status
-
-# Records whose namespace names no actor; an AgentCore actor with this id shares their scope.
-SHARED_ACTOR_ID = "cairn:shared"
+from cairn.namespace_actors import (
+    SHARED_ACTOR_ID,
+    actor_of,
+    prefix_reads_actor,
+    refuse_reserved_actor,
+)
 
 
 def actor_for(memory: MemoryConfig, namespace: str, strategy_id: str | None) -> str:
-    """The actor whose scope a record in ``namespace`` is filed in."""
-    return actor_of(memory, namespace, strategy_id) or SHARED_ACTOR_ID
+    """The actor whose scope a record in ``namespace`` is filed in; a validation error (and
+    nothing written) when the namespace names two actors or a reserved one."""
+    try:
+        return actor_of(memory, namespace, strategy_id) or SHARED_ACTOR_ID
+    except InvalidInputError as exc:
+        raise ApiError.validation(exc.message, field="namespaces") from None
+
+
+def caller_scope(memory: MemoryConfig, actor_id: str) -> Scope:
+    """The scope of the actor a caller names (events, sessions); a validation error for an
+    actor id in cairn's reserved space."""
+    try:
+        refuse_reserved_actor(actor_id)
+    except InvalidInputError as exc:
+        raise ApiError.validation(exc.message, field="actorId") from None
+    return scope_of(memory, actor_id)
+
+
+def actors_under(ctx: ApiContext, memory: MemoryConfig, prefix: str | None) -> tuple[str, ...]:
+    """The actors whose records a read under ``prefix`` (the whole memory when None) may
+    return: those holding records there, less any whose id the prefix stops inside of (it
+    names a shorter actor id)."""
+    return tuple(
+        actor
+        for actor in ctx.directory.actors(memory.memory_id, namespace_prefix=prefix)
+        if prefix is None or prefix_reads_actor(memory, prefix, actor)
+    )
 
 
 def located(
     ctx: ApiContext, memory: MemoryConfig, record_id: str, namespace: str | None = None
 ) -> tuple[Scope, RecordVersion]:
-    """The scope and live head of a record placed in ``memory``; 404 if there is none (or it
-    was deleted, or it is not in ``namespace`` when one is given)."""
+    """The scope and live head of a record placed in ``memory``; 404 if there is none, or it
+    was deleted, or it is not in ``namespace`` when one is given. The three answer alike, so
+    nobody learns that a record exists elsewhere (a foreign record looks missing)."""
+    absent = ApiError.not_found(f"memory record {record_id!r} does not exist")
     try:
         placement = ctx.directory.locate(memory.memory_id, record_id)
         scope = scope_of(memory, placement.actor_id)
         head = ctx.records.get(scope, record_id)
     except RecordNotFoundError:
-        raise ApiError.not_found(f"memory record {record_id!r} does not exist") from None
-    if head.status is not Status.ACTIVE:
-        raise ApiError.not_found(f"memory record {record_id!r} was deleted")
-    if namespace is not None and head.namespace != namespace:
-        raise ApiError.not_found(f"memory record {record_id!r} is not in that namespace")
+        raise absent from None
+    if head.status is not Status.ACTIVE or (namespace is not None and head.namespace != namespace):
+        raise absent
     return scope, head
 
 

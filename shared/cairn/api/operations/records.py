@@ -55,7 +55,11 @@ def _plan_creates(
         except ValidationError as exc:
             result.fail_invalid(index, record_id, exc, request_id)
             continue
-        actor = actor_for(memory, record.namespace, item.get("memoryStrategyId"))
+        try:
+            actor = actor_for(memory, record.namespace, item.get("memoryStrategyId"))
+        except ApiError as exc:
+            result.fail(index, record_id, exc, request_id)
+            continue
         placement = RecordPlacement(record_id=record_id, actor_id=actor, namespace=record.namespace)
         planned.append(
             Planned(

@@ -3,9 +3,11 @@
 Both read under a namespace prefix on segment boundaries (``namespace`` keeps the pre-redesign
 prefix behaviour AgentCore grants during its grace period, and ``namespacePath`` is a
 hierarchical prefix, so the two read alike here), across every actor scope holding records
-there; a call with neither (both are optional in the model) reads the whole memory. Retrieve
-runs cairn's recall in each scope (relevance floor, ranking, paraphrase dedup; each recall
-journalled) and merges by relevance, the ``score`` it answers with.
+there, never into an actor whose id the prefix stops inside of (``/facts/u1/`` reads none of
+actor ``u1/x``'s records); a call with neither (both are optional in the model) reads the
+whole memory. Retrieve runs cairn's recall in each scope (relevance floor, ranking,
+paraphrase dedup; each recall journalled) and merges by relevance, the ``score`` it answers
+with.
 ``memoryStrategyId`` and ``metadataFilters`` are applied to what recall selected, from up to 100
 candidates per scope.
 """
@@ -18,7 +20,7 @@ from typing import Any
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.filters import check_filters, matches
 from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of
-from cairn.api.operations.placement import namespace_prefix
+from cairn.api.operations.placement import actors_under, namespace_prefix
 from cairn.api.record_codec import record_to_wire, wire_metadata, wire_strategy_id
 from cairn.memories import MemoryConfig
 from cairn.models import RecordVersion
@@ -43,7 +45,7 @@ def _records_under(
 ) -> Iterator[tuple[str, RecordVersion]]:
     """Live records under ``prefix`` (the whole memory when None), by (actor, record id), read
     page by page."""
-    for actor in ctx.directory.actors(memory.memory_id, namespace_prefix=prefix):
+    for actor in actors_under(ctx, memory, prefix):
         scope = scope_of(memory, actor)
         cursor: str | None = None
         while True:
@@ -98,7 +100,7 @@ def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str
         top_k=MAX_TOP_K if post_filtered else top_k,
     )
     scored: list[tuple[float, str, RecordVersion]] = []
-    for actor in ctx.directory.actors(memory.memory_id, namespace_prefix=prefix):
+    for actor in actors_under(ctx, memory, prefix):
         found = recall(
             scope_of(memory, actor),
             query,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.api.codec import to_epoch
-from cairn.api.context import ApiContext, scope_of
+from cairn.api.context import ApiContext
 from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS
+from cairn.api.operations.placement import caller_scope
 
 
 def _with_token(answer: dict[str, Any], token: str | None) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def list_actors(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
 
 def list_sessions(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     """The actor's sessions, sorted by id; every one listed has events (HAS_EVENTS holds)."""
-    scope = scope_of(ctx.memory(params["memoryId"]), params["actorId"])
+    scope = caller_scope(ctx.memory(params["memoryId"]), params["actorId"])
     page = ctx.events.list_sessions(
         scope,
         limit=params.get("maxResults") or DEFAULT_MAX_RESULTS,
