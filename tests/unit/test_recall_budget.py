@@ -29,6 +29,7 @@ from cairn.recall.render import (
     render_block,
 )
 from cairn.versioning import plan_writes
+from cairn.visible_text import neutralised
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 SCOPE = Scope(memory_id="m1", actor_id="a1")
@@ -169,8 +170,11 @@ def test_entries_are_prefixes_of_their_content_plus_the_mark(
     render_block(result.entries).encode("utf-8").decode("utf-8")  # whole block is valid UTF-8
     for item, entry in zip(result.selected, result.entries, strict=True):
         version = item.candidate.version
+        # What a reader is shown of the content: invisible characters as markers (issue 17).
         original = (
-            version.content if version.trust is Trust.UNTRUSTED else one_line(version.content)
+            neutralised(version.content, controls=False)
+            if version.trust is Trust.UNTRUSTED
+            else neutralised(one_line(version.content))
         )
         assert len(entry.text.encode("utf-8")) <= policy.max_entry_bytes
         if entry.truncated:
@@ -209,7 +213,8 @@ def test_untrusted_content_is_quoted_data_that_reads_back_exactly(content: str) 
     result = clamp([ranked(1, content, trusted=False)], policy, 1)
     line = render_block(result.entries).split("\n")[2]
     quoted = line.split(" | untrusted | ", 1)[1]
-    assert json.loads(quoted) == content
+    # Exactly the content, but for invisible characters, shown as markers (issue 17).
+    assert json.loads(quoted) == neutralised(content, controls=False)
 
 
 @given(policy=policies | token_policies)

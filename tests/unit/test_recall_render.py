@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from cairn.changes import Create, NewRecord
-from cairn.models import RecordVersion, Scope, Source, SourceKind
+from cairn.models import RecordVersion, Scope, Source, SourceKind, Trust
 from cairn.recall.budget import block_entry
-from cairn.recall.render import CAVEAT, EMPTY_LINE, HEADING, entry_line, quote, render_block
+from cairn.recall.render import (
+    CAVEAT,
+    EMPTY_LINE,
+    HEADING,
+    BlockEntry,
+    entry_line,
+    quote,
+    render_block,
+)
 from cairn.versioning import plan_writes
+from cairn.visible_text import is_invisible
 
 SCOPE = Scope(memory_id="m1", actor_id="a1")
 RID = "mem-" + "0" * 36
@@ -53,3 +64,39 @@ def test_line_separators_json_leaves_raw_are_escaped_too() -> None:
 
 def test_the_empty_block_keeps_the_frame_and_says_nothing_was_recalled() -> None:
     assert render_block(()) == f"{HEADING}\n{CAVEAT}\n{EMPTY_LINE}"
+
+
+HIDDEN = {
+    "tag characters": "\U000e0049\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065",
+    "bidi override": "\u202e",
+    "bidi isolate": "\u2066x\u2069",
+    "zero width": "\u200b\u200c\u200d\u2060\ufeff",
+}
+
+
+@pytest.mark.parametrize("kind", [SourceKind.USER, SourceKind.TOOL])
+@pytest.mark.parametrize("name", sorted(HIDDEN))
+def test_invisible_characters_are_shown_as_markers_in_trusted_and_untrusted_entries(
+    kind: SourceKind, name: str
+) -> None:
+    content = f"Prefers tea{HIDDEN[name]} always"
+    stored = version(content, kind=kind)
+
+    line = entry_line(block_entry(stored, 480))
+
+    assert stored.content == content  # the store keeps the text exactly
+    assert not any(is_invisible(ch) for ch in line), repr(line)
+    for hidden in HIDDEN[name]:
+        if is_invisible(hidden):
+            assert f"<U+{ord(hidden):04X}>" in line
+
+
+def test_an_entry_built_outside_the_budget_is_neutralised_when_rendered() -> None:
+    for trust in (Trust.TRUSTED, Trust.UNTRUSTED):
+        entry = BlockEntry(
+            record_id=RID, date="2026-02-03", confidence=0.5, trust=trust, text="a\u202eb\x1b[2Jc"
+        )
+        line = entry_line(entry)
+        assert "\u202e" not in line
+        assert "\x1b" not in line
+        assert "<U+202E>" in line

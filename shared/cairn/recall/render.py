@@ -12,6 +12,9 @@ consolidation) carries ``contested`` after its trust label, so the agent sees it
 Trusted content is one line (whitespace runs collapsed, control characters dropped). Untrusted
 content is a JSON string literal with every line-breaking character escaped, so whatever it
 holds it stays data inside its own line and cannot pose as the heading or another entry.
+In both, every invisible character (tag characters, bidirectional controls, zero-width and
+other format characters) shows as a visible ``<U+XXXX>`` marker (``cairn.visible_text``): the
+stored content keeps them, the block never carries them.
 The date is ``valid_from`` when the writer knew when the fact began to hold, else
 ``last_seen_at`` (its last confirmation).
 """
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cairn.models import EdgeKind, RecordVersion, Status, Trust
+from cairn.visible_text import neutralised
 
 HEADING = "## Recalled memories"
 CAVEAT = (
@@ -84,18 +88,23 @@ def entry_date(version: RecordVersion) -> str:
 
 
 def prepared_text(version: RecordVersion) -> str:
-    """The content as it will be clamped: one line if trusted, raw if untrusted (it is quoted
-    at render time), ``ERASED_TEXT`` for a tombstone."""
+    """The content as it will be clamped, invisible characters shown as markers: one line if
+    trusted, else with its control characters (it is quoted at render time); ``ERASED_TEXT``
+    for a tombstone."""
     if version.status is Status.ERASED:
         return ERASED_TEXT
     if version.trust is Trust.TRUSTED:
-        return one_line(version.content)
-    return version.content
+        return neutralised(one_line(version.content))
+    return neutralised(version.content, controls=False)
 
 
 def entry_line(entry: BlockEntry) -> str:
-    """The one line that shows ``entry`` in the block."""
-    shown = entry.text if entry.trust is Trust.TRUSTED else quote(entry.text)
+    """The one line that shows ``entry`` in the block; invisible characters become markers
+    here too, whoever built the entry."""
+    if entry.trust is Trust.TRUSTED:
+        shown = neutralised(entry.text)
+    else:
+        shown = quote(neutralised(entry.text, controls=False))
     label = f"{entry.trust.value} | {CONTESTED_LABEL}" if entry.contested else entry.trust.value
     return (
         f"{ENTRY_PREFIX}{entry.record_id} | {entry.date} | confidence {entry.confidence:.2f} | "
