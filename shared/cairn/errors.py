@@ -25,6 +25,9 @@ queue retry decisions lives in one place (the API layer), keyed by these classes
     │   │   └── ModelTimeoutError    no answer within the call's time bound (retryable)
     │   ├── ModelRejectedError       the provider refused the request (access, model id, input)
     │   └── InvalidModelOutputError  the answer is not the structure that was asked for
+    ├── IntegrityError               stored data fails its own checks: tampered or corrupt
+    │   ├── CorruptRecordError       a record row whose content no longer matches its digest
+    │   └── ReplayMismatchError      replay re-materialised something other than the journal
     ├── BotApiUnavailableError       Telegram throttled, failed or did not answer (retryable)
     ├── BotApiRejectedError          Telegram refused the request (token, chat id)
     └── StoreUnavailableError        the backend is busy or unreachable (retryable)
@@ -187,6 +190,39 @@ class InvalidModelOutputError(ModelError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"the model's answer was not usable: {reason}")
         self.reason = reason
+
+
+class IntegrityError(CairnError):
+    """Stored data fails its own checks (tampered with, or corrupt); never retryable, and
+    never shown as if it were sound."""
+
+
+class CorruptRecordError(IntegrityError):
+    """A stored record row that fails its own checks (content that does not hash to its
+    ``content_digest``, or a row that is not a record); the row is never served."""
+
+    def __init__(self, record_id: str | None, reason: str) -> None:
+        what = f"record {record_id!r}" if record_id else "a record row"
+        super().__init__(
+            f"{what} is corrupt in the store ({reason}); it is not served: restore it from "
+            "a backup or erase it"
+        )
+        self.record_id = record_id
+
+
+class ReplayMismatchError(IntegrityError):
+    """Replay fetched versions whose content is not what the journal pinned, or a journal
+    entry that fails its own digest: the block is refused, not rendered."""
+
+    def __init__(self, journal_id: str, record_ids: Sequence[str], reason: str) -> None:
+        named = ", ".join(record_ids)
+        super().__init__(
+            f"journal entry {journal_id!r} cannot be replayed: {reason}"
+            + (f" (records {named})" if named else "")
+            + "; the store or the journal was altered since the recall"
+        )
+        self.journal_id = journal_id
+        self.record_ids = tuple(record_ids)
 
 
 class BotApiUnavailableError(CairnError):

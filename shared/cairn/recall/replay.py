@@ -4,13 +4,19 @@ Replay never searches. It reads the journal entry, fetches each pinned version w
 ``get_version`` (an erased one comes back as its tombstone), renders them in the journalled
 order with the journalled entry size, and compares the digest with the one recorded. A record
 erased since shows as ``(erased)`` and the mismatch is reported, not hidden.
+
+Replay never renders a forgery: a pinned version whose content no longer has the digest the
+journal pinned (content and digest both rewritten in the store) refuses the whole replay with
+``ReplayMismatchError`` naming the records, and a version row that fails its own digest check
+raises ``CorruptRecordError`` naming it. An erased version keeps the pinned digest in its
+tombstone, so erasure is reported, never refused.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cairn.errors import RecordNotFoundError
+from cairn.errors import RecordNotFoundError, ReplayMismatchError
 from cairn.models import JournalEntry, RecordVersion, Scope, Status
 from cairn.ports import Stores
 from cairn.recall.budget import block_entry
@@ -51,9 +57,14 @@ def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
             continue
         versions.append(version)
         entries.append(block_entry(version, max_entry_bytes))
+    pinned_digests = {p.record_id: p.content_digest for p in entry.selected}
+    forged = [v.record_id for v in versions if v.content_digest != pinned_digests[v.record_id]]
+    if forged:
+        raise ReplayMismatchError(
+            journal_id, forged, "their content is not what the journal pinned"
+        )
     block = render_block(entries)
     digest = block_digest(block)
-    pinned_digests = {p.record_id: p.content_digest for p in entry.selected}
     return Replay(
         journal=entry,
         versions=tuple(versions),
@@ -62,7 +73,5 @@ def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
         matches=digest == entry.block_digest and not missing,
         erased=tuple(v.record_id for v in versions if v.status is Status.ERASED),
         missing=tuple(missing),
-        altered=tuple(
-            v.record_id for v in versions if v.content_digest != pinned_digests[v.record_id]
-        ),
+        altered=(),  # a version whose content changed refuses the replay (above)
     )

@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from cairn.errors import ConfigurationError, InvalidInputError
 from cairn.models import Event, JournalEntry, RecordVersion, Scope, Status
+from cairn.row_integrity import read_version
 
 Item = dict[str, Any]
 
@@ -203,7 +204,8 @@ def head_item(pk: str, version: RecordVersion, *, vector_source: int | None) -> 
 
 
 def decode_version(item: Item) -> RecordVersion:
-    return RecordVersion.model_validate_json(text(item, "d"))
+    """The version an item holds; ``CorruptRecordError`` if it fails its own checks."""
+    return read_version(text(item, "d"))
 
 
 # --- events and journal -------------------------------------------------------------------

@@ -17,9 +17,10 @@ from itertools import islice
 from typing import Any
 
 from cairn.cursor import decode_cursor, encode_cursor
-from cairn.errors import InvalidCursorError
+from cairn.errors import CorruptRecordError, InvalidCursorError
 from cairn.models import Page, RecordVersion, Scope, Status
 from cairn.paging import check_limit
+from cairn.row_integrity import report_skipped
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
     HEADS_FROM,
@@ -86,7 +87,7 @@ class RecordListing:
             params.key_condition(" AND lsk > :after", {":after": s(after)})
         params.namespace(prefix)
         for item in self._db.query(**params.request):
-            yield decode_version(item)
+            yield from _sound(pk, item)
 
     def _heads(
         self, pk: str, after: str | None, prefix: str | None, limit: int
@@ -96,7 +97,7 @@ class RecordListing:
         params.filter("#st <> :erased", {"#st": "st"}, {":erased": s(Status.ERASED.value)})
         params.namespace(prefix)
         for item in self._db.query(**params.request):
-            yield decode_version(item)
+            yield from _sound(pk, item)
 
     def _as_of(
         self,
@@ -116,7 +117,16 @@ class RecordListing:
             if status == Status.ERASED.value:
                 continue  # tombstones are for history and audit, never for listings
             if include_inactive or status == Status.ACTIVE.value:
-                yield decode_version(item)
+                yield from _sound(pk, item)
+
+
+def _sound(pk: str, item: Item) -> Iterator[RecordVersion]:
+    """The item's version, or nothing (reported) when the row is corrupt: one bad row never
+    takes a listing, hence the scope's recall, down."""
+    try:
+        yield decode_version(item)
+    except CorruptRecordError as exc:
+        report_skipped(pk, exc)
 
 
 def _last_of_each_record(items: Iterator[Item]) -> Iterator[Item]:

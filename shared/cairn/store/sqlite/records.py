@@ -20,6 +20,7 @@ from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
 from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport
 from cairn.rollout.consumption import plan_consumption
+from cairn.row_integrity import listed_versions, read_version, record_id_in
 from cairn.store.sqlite.codec import decode_vector, encode_time, encode_vector
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.listing import listing_query
@@ -81,7 +82,7 @@ class SQLiteRecordStore:
             exists = row is not None or bool(_heads(conn, scope, [record_id]))
         if row is None:
             raise RecordNotFoundError(record_id, version if exists else None)
-        return RecordVersion.model_validate_json(row[0])
+        return read_version(row[0])
 
     def history(self, scope: Scope, record_id: str) -> tuple[RecordVersion, ...]:
         """Every version of the record, oldest first."""
@@ -114,9 +115,13 @@ class SQLiteRecordStore:
         sql, params = listing_query(scope, namespace_prefix, as_of, include_inactive, after)
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(sql + " LIMIT ?", (*params, limit + 1)).fetchall()
-        items = tuple(RecordVersion.model_validate_json(data) for (data,) in rows[:limit])
+        items = tuple(listed_versions(scope, (data for (data,) in rows[:limit])))
         more = len(rows) > limit
-        next_cursor = encode_cursor(str(scope), query, items[-1].record_id) if more else None
+        # After the last row read, even one skipped as corrupt (it is reported, never served).
+        last = record_id_in(rows[limit - 1][0]) if more else None
+        next_cursor = (
+            encode_cursor(str(scope), query, last or items[-1].record_id) if more else None
+        )
         return Page[RecordVersion](items=items, next_cursor=next_cursor)
 
     def vectors(
@@ -166,7 +171,7 @@ def _heads(conn: sqlite3.Connection, scope: Scope, ids: Sequence[str]) -> dict[s
         f" WHERE h.memory_id = ? AND h.actor_id = ? AND h.record_id IN ({marks})",
         (scope.memory_id, scope.actor_id, *ids),
     ).fetchall()
-    versions = (RecordVersion.model_validate_json(data) for (data,) in rows)
+    versions = (read_version(data) for (data,) in rows)
     return {version.record_id: version for version in versions}
 
 
@@ -176,7 +181,7 @@ def _history(conn: sqlite3.Connection, scope: Scope, record_id: str) -> list[Rec
         " AND record_id = ? ORDER BY version",
         (scope.memory_id, scope.actor_id, record_id),
     ).fetchall()
-    return [RecordVersion.model_validate_json(data) for (data,) in rows]
+    return [read_version(data) for (data,) in rows]
 
 
 def _insert(conn: sqlite3.Connection, write: Write) -> None:
