@@ -6,6 +6,9 @@ with 3 bytes per token by default, which overcounts English BPE text (~4 bytes p
 so errs on the side of a smaller block; scripts that tokenizers split into single bytes can
 still exceed it, so give those a smaller ``bytes_per_token``. Admission stops at the first entry
 that does not fit (a lower-ranked, shorter entry is never slipped in ahead of it) or at ``top_k``.
+The one exception is the untrusted share: while trusted candidates exist, untrusted lines spend
+at most ``max_untrusted_share`` of the bytes after the frame, and an untrusted line past that is
+passed over (not a stop), so the trusted lines ranked below it still get their room.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cairn.models import RecordVersion
+from cairn.models import RecordVersion, Trust
 from cairn.recall.query import RecallPolicy
 from cairn.recall.ranking import Ranked
 from cairn.recall.render import (
@@ -81,14 +84,25 @@ def clamp(ranked: Sequence[Ranked], policy: RecallPolicy, top_k: int) -> Clamped
     ``policy.block_byte_limit``; at most ``top_k`` entries."""
     limit = policy.block_byte_limit
     used = _FRAME_WITH_ENTRIES
+    # Untrusted lines may spend at most this many bytes while trusted candidates exist
+    # (issue 17, crowding); one past it is passed over, so a trusted line below still fits.
+    shared = any(r.candidate.version.trust is Trust.TRUSTED for r in ranked[:top_k])
+    untrusted_room = (
+        policy.max_untrusted_share * (limit - _FRAME_WITH_ENTRIES) if shared else float(limit)
+    )
+    untrusted_used = 0
     selected: list[Ranked] = []
     entries: list[BlockEntry] = []
     for item in ranked[:top_k]:
         entry = block_entry(item.candidate.version, policy.max_entry_bytes)
         cost = line_cost(entry)
+        untrusted = entry.trust is Trust.UNTRUSTED
+        if untrusted and untrusted_used + cost > untrusted_room:
+            continue
         if used + cost > limit:
             break
         used += cost
+        untrusted_used += cost if untrusted else 0
         selected.append(item)
         entries.append(entry)
     if not entries:

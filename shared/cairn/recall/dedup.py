@@ -6,15 +6,24 @@ canonicalisation); or, when both have vectors, their cosine is at least ``dedup_
 when either lacks a vector, the Jaccard similarity of their token sets is at least
 ``dedup_jaccard``. Candidates are visited best first; each is kept only if it duplicates no
 kept one, so a group of paraphrases collapses to its best-ranked member.
+
+Trust shapes both rules (issue 17, crowding). An untrusted candidate is compared with the looser
+``untrusted_dedup_cosine`` / ``untrusted_dedup_jaccard``, so near-copies of one planted
+instruction collapse to one; an untrusted candidate never suppresses a trusted one, however
+alike (a planted near-copy cannot push a user's statement out). And when the ranking holds any
+trusted candidate, untrusted survivors are capped at ``untrusted_limit`` (the policy's
+``max_untrusted_share`` of the block's entries); with no trusted candidate at all they fill it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from cairn.models import Trust
 from cairn.recall.candidates import Candidate
 from cairn.recall.keywords import jaccard
 from cairn.recall.query import RecallPolicy
@@ -29,25 +38,55 @@ class Deduplicated:
     dropped: int
 
 
-def is_paraphrase(left: Candidate, right: Candidate, policy: RecallPolicy) -> bool:
-    """Whether ``left`` and ``right`` say the same thing, by the rules in the module docstring."""
+def _alike(left: Candidate, right: Candidate, cosine: float, overlap: float) -> bool:
     if left.version.content_digest == right.version.content_digest:
         return True
     if left.vector is not None and right.vector is not None:
-        return float(np.dot(left.vector, right.vector)) >= policy.dedup_cosine
-    return jaccard(left.tokens, right.tokens) >= policy.dedup_jaccard
+        return float(np.dot(left.vector, right.vector)) >= cosine
+    return jaccard(left.tokens, right.tokens) >= overlap
+
+
+def is_paraphrase(left: Candidate, right: Candidate, policy: RecallPolicy) -> bool:
+    """Whether ``left`` and ``right`` say the same thing, by the rules in the module docstring."""
+    return _alike(left, right, policy.dedup_cosine, policy.dedup_jaccard)
+
+
+def duplicates(later: Candidate, kept: Candidate, policy: RecallPolicy) -> bool:
+    """Whether ``later`` (ranked below ``kept``) is dropped as a duplicate of it: never when
+    ``later`` is trusted and ``kept`` is not; by the looser thresholds when ``later`` is
+    untrusted."""
+    if later.version.trust is Trust.UNTRUSTED:
+        return _alike(later, kept, policy.untrusted_dedup_cosine, policy.untrusted_dedup_jaccard)
+    if kept.version.trust is Trust.UNTRUSTED:
+        return False
+    return is_paraphrase(later, kept, policy)
+
+
+def untrusted_limit(policy: RecallPolicy, top_k: int) -> int:
+    """How many of ``top_k`` entries untrusted ones may take when trusted candidates exist."""
+    return math.floor(policy.max_untrusted_share * top_k)
 
 
 def deduplicate(ranked: Sequence[Ranked], policy: RecallPolicy, limit: int) -> Deduplicated:
     """Collapse paraphrases to their best-ranked member, visiting ``ranked`` in order until
-    ``limit`` survivors are found (no later survivor could be shown, so none is compared)."""
-    kept: list[Ranked] = []
+    ``limit`` survivors are found (no later survivor could be shown, so none is compared);
+    untrusted survivors past their share are held back, and shown only if no trusted
+    candidate exists."""
+    any_trusted = any(r.candidate.version.trust is Trust.TRUSTED for r in ranked)
+    cap = untrusted_limit(policy, limit) if any_trusted else limit
+    kept: list[tuple[int, Ranked]] = []
+    untrusted = 0
     dropped = 0
-    for item in ranked:
+    for index, item in enumerate(ranked):
         if len(kept) >= limit:
             break
-        if any(is_paraphrase(item.candidate, k.candidate, policy) for k in kept):
+        if any(duplicates(item.candidate, k.candidate, policy) for _, k in kept):
             dropped += 1
-        else:
-            kept.append(item)
-    return Deduplicated(kept=tuple(kept), dropped=dropped)
+            continue
+        if item.candidate.version.trust is Trust.UNTRUSTED:
+            if untrusted >= cap:
+                dropped += 1
+                continue
+            untrusted += 1
+        kept.append((index, item))
+    return Deduplicated(kept=tuple(item for _, item in kept), dropped=dropped)

@@ -129,6 +129,14 @@ class RecallPolicy(Frozen):
     dedup_cosine: float = Field(default=0.9, ge=0.0, le=1.0)
     # For rows without a vector: near-verbatim token sets only (a rewording survives).
     dedup_jaccard: float = Field(default=0.8, ge=0.0, le=1.0)
+    # Untrusted rows collapse harder (issue 17, crowding): reworded copies of one planted
+    # instruction sit well above 0.75 in MiniLM, and half their words in common is a copy.
+    untrusted_dedup_cosine: float = Field(default=0.75, ge=0.0, le=1.0)
+    untrusted_dedup_jaccard: float = Field(default=0.5, ge=0.0, le=1.0)
+    # When any trusted candidate exists, untrusted entries take at most this share of the
+    # block: of its entries (top_k) and of its bytes. 0 shows no untrusted entry beside a
+    # trusted one; 1 turns the cap off. With no trusted candidate, untrusted ones fill it.
+    max_untrusted_share: float = Field(default=0.5, ge=0.0, le=1.0)
 
     # Budget --------------------------------------------------------------------------------
     # A fact is one line; ~480 bytes is three sentences, under the tool's 2000-byte cap.
