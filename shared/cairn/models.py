@@ -92,14 +92,27 @@ class Trust(StrEnum):
 TRUSTED_KINDS = frozenset({SourceKind.USER, SourceKind.SYSTEM})
 
 
+class Role(StrEnum):
+    USER = "USER"
+    ASSISTANT = "ASSISTANT"
+    TOOL = "TOOL"
+    OTHER = "OTHER"
+
+
 class Source(Frozen):
-    """Where a record's content came from: a kind, plus the event, rollout or run it cites."""
+    """Where a record's content came from: a kind, plus the event, rollout or run it cites.
+
+    ``speaker``: the role of whoever said the cited message (a model source extracted from the
+    user's own turn says ``USER``); it decides the evidence's authority (``cairn.authority``),
+    never the trust label, which stays the join of the kinds.
+    """
 
     kind: SourceKind
     event_id: Label | None = None
     session_id: SessionId | None = None
     rollout_id: Label | None = None
     run_id: Label | None = None
+    speaker: Role | None = None
 
 
 def derive_trust(sources: tuple[Source, ...] | list[Source]) -> Trust:
@@ -248,13 +261,6 @@ class VersionRef(Frozen):
 
 
 # --- events (short-term memory) -------------------------------------------------------------
-
-
-class Role(StrEnum):
-    USER = "USER"
-    ASSISTANT = "ASSISTANT"
-    TOOL = "TOOL"
-    OTHER = "OTHER"
 
 
 class Conversational(Frozen):

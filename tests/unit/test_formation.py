@@ -18,6 +18,7 @@ from cairn.extract.prompts import FormationInput
 from cairn.models import (
     EdgeKind,
     RecordVersion,
+    Role,
     Scope,
     Source,
     SourceKind,
@@ -167,15 +168,18 @@ def test_a_merge_evolves_an_inferred_record_keeping_the_higher_confidence() -> N
 
 
 def test_a_merge_never_rewrites_what_the_user_stated() -> None:
+    # Untrusted evidence never merges into a user-stated record (issue 17): not its text, and
+    # not its tags or confidence either; it is filed beside it.
     existing = head("I am vegetarian.", confidence=0.9)
     judge = RecordingJudge("merge", "The user is vegetarian but eats fish.")
     (change,) = plan_formation(
         [candidate("The user eats fish.", tags=("diet",))], [near(existing)], judge
     )
-    assert isinstance(change, Revise)
-    assert change.patch.content is None
-    assert change.patch.tags == ("diet",)
-    assert change.add_sources == (MODEL,)
+    assert isinstance(change, Create)
+    assert change.record.content == "The user eats fish."
+    assert [(e.kind, e.target) for e in change.record.edges] == [
+        (EdgeKind.RELATES_TO, existing.record_id)
+    ]
 
 
 def test_a_model_never_retires_a_user_stated_record_it_files_beside_it_instead() -> None:
@@ -184,10 +188,53 @@ def test_a_model_never_retires_a_user_stated_record_it_files_beside_it_instead()
         [candidate("The user's office is in Porto.")], [near(existing)], RecordingJudge("supersede")
     )
     assert isinstance(change, Create)
+    # It disputes the user's record: a contradicts edge, rendered as contested (issue 17).
     assert any(
-        e.kind is EdgeKind.RELATES_TO and e.target == existing.record_id
+        e.kind is EdgeKind.CONTRADICTS and e.target == existing.record_id
         for e in change.record.edges
     )
+
+
+TOOL_OUTPUT = Source(kind=SourceKind.TOOL, run_id="run-1")
+FROM_THE_USER = Source(
+    kind=SourceKind.MODEL, event_id="e-9", rollout_id="ro-9", session_id="chat-1", speaker=Role.USER
+)
+FROM_THE_ASSISTANT = FROM_THE_USER.model_copy(update={"speaker": Role.ASSISTANT})
+
+
+@pytest.mark.parametrize("action", ["same", "merge", "supersede"])
+@pytest.mark.parametrize("evidence", [TOOL_OUTPUT, FROM_THE_ASSISTANT, MODEL])
+def test_untrusted_evidence_never_folds_merges_or_supersedes_a_user_statement(
+    action: Action, evidence: Source
+) -> None:
+    existing = head("Allergic to penicillin.")
+    changes = plan_formation(
+        [candidate("No known drug allergies.", sources=(evidence,), confidence=0.99)],
+        [near(existing, cosine=0.5)],
+        RecordingJudge(action, "No known drug allergies."),
+    )
+    assert all(isinstance(change, Create) for change in changes)
+    assert all(c.record_id != existing.record_id for c in changes if not isinstance(c, Create))
+
+
+def test_a_users_later_correction_extracted_by_the_model_supersedes_what_they_said() -> None:
+    existing = head("Is vegetarian.")
+    (change,) = plan_formation(
+        [candidate("Eats meat now.", sources=(FROM_THE_USER,))],
+        [near(existing)],
+        RecordingJudge("supersede"),
+    )
+    assert isinstance(change, Supersede)
+    assert change.record_id == existing.record_id
+
+
+def test_an_earlier_user_statement_never_replaces_a_later_one() -> None:
+    existing = head("Eats meat now.")
+    earlier = candidate("Is vegetarian.", sources=(FROM_THE_USER,)).model_copy(
+        update={"seen_at": T0 - timedelta(days=3)}
+    )
+    (change,) = plan_formation([earlier], [near(existing)], RecordingJudge("supersede"))
+    assert isinstance(change, Create)
 
 
 def test_a_supersede_replaces_an_inferred_record() -> None:

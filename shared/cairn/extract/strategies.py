@@ -8,7 +8,9 @@ candidate records.
   ``{memoryStrategyId}`` filled in; a template that does not resolve to a valid namespace (a
   custom variable extraction cannot fill, a malformed result) is refused before any model call.
 - Every candidate is model-sourced and untrusted: one ``Source(kind=model)`` per cited event,
-  each naming the rollout and session; its confidence is capped (``ExtractionPolicy``).
+  each naming the rollout, the session and the role of the message's speaker (a candidate that
+  cites only the user's own turns has the user's authority, ``cairn.authority``); its
+  confidence is capped (``ExtractionPolicy``).
 """
 
 from __future__ import annotations
@@ -176,6 +178,7 @@ def candidate_record(
                 event_id=message.event_id,
                 session_id=payload.session_id,
                 rollout_id=payload.rollout_id,
+                speaker=message.role,
             )
             for message in cited
         ),

@@ -13,9 +13,15 @@ atomic ``RecordStore.apply``. For each candidate, in order:
 4. Otherwise, if it has neighbours, the judge decides (``same`` folds in, ``merge``,
    ``supersede``, ``create``); the judge sees small integer aliases, never record ids.
    Without neighbours it is created.
-5. Humble: an untrusted candidate never changes a trusted record's text or retires it. Its merge
-   only adds sources, tags, entities and edges; its supersede becomes a create linked to the
-   record (``relates_to``). No merge lowers confidence (the higher of the two is kept).
+5. Authority (``cairn.authority``): a candidate whose evidence may not change a record (a
+   tool's or the assistant's words against what the user said, or an earlier user statement
+   against a later one) is humble: it never folds into, merges into or supersedes that record.
+   Its repeat is dropped (not a confirmation), its merge becomes a record of its own linked to
+   the record (``relates_to``), and its supersede becomes a record of its own that
+   ``contradicts`` it (rendered as contested). A model reading the user's own turn speaks for
+   the user, so a user's correction ("I eat meat now") supersedes an earlier statement. No
+   merge lowers confidence (the higher of the two is kept), and a merge adds tags, entities,
+   confidence or text only together with the candidate's sources.
 6. One change per record: a second candidate aimed at a record another change already targets
    is folded into that change if it is a repeat, and otherwise created as a record of its own.
 """
@@ -29,6 +35,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from cairn.answers.extraction import Action
+from cairn.authority import may_change
 from cairn.changes import Change, Create, FoldIn, NewRecord, RecordPatch, Revise, Supersede
 from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY, ExtractionPolicy
 from cairn.extract.formation.judge import Judge, check_decisions, formation_input
@@ -38,10 +45,8 @@ from cairn.models import (
     Edge,
     EdgeKind,
     RecordVersion,
-    Trust,
     canonical_content,
     content_digest,
-    derive_trust,
     union_sources,
 )
 
@@ -184,40 +189,45 @@ def _changes(unique: Sequence[NewRecord], decided: Mapping[int, _Plan]) -> list[
                 continue
             plan = _CREATE
         change = _change(candidate, plan)
+        if change is None:
+            continue
         if not isinstance(change, Create) and plan.target is not None:
             claimed[plan.target.record_id] = len(changes)
         changes.append(change)
     return changes
 
 
-def _change(candidate: NewRecord, plan: _Plan) -> Change:
+def _change(candidate: NewRecord, plan: _Plan) -> Change | None:
     head = plan.target
     if head is None or plan.action == "create":
         return Create(record=candidate)
+    if humble(candidate, head):
+        if plan.action == "same":
+            return None  # not a confirmation of what the user said, nor a change to it
+        kind = EdgeKind.CONTRADICTS if plan.action == "supersede" else EdgeKind.RELATES_TO
+        link = Edge(kind=kind, target=head.record_id)
+        return Create(
+            record=candidate.model_copy(update={"edges": _union(candidate.edges, (link,))})
+        )
     if plan.action == "same":
         return FoldIn(
             record_id=head.record_id, add_sources=candidate.sources, seen_at=candidate.seen_at
         )
     if plan.action == "merge":
         return merge(head, candidate, plan.content)
-    if humble(candidate, head):
-        link = Edge(kind=EdgeKind.RELATES_TO, target=head.record_id)
-        return Create(
-            record=candidate.model_copy(update={"edges": _union(candidate.edges, (link,))})
-        )
     return Supersede(record_id=head.record_id, replacement=candidate)
 
 
 def humble(candidate: NewRecord, head: RecordVersion) -> bool:
-    """Whether ``candidate`` must leave ``head``'s text alone: an untrusted candidate (any model,
-    tool or import source) and a trusted record (stated by the user or the system)."""
-    return derive_trust(candidate.sources) is Trust.UNTRUSTED and head.trust is Trust.TRUSTED
+    """Whether ``candidate``'s evidence may not change ``head`` (rule 5, ``may_change``)."""
+    return not may_change(candidate.sources, candidate.seen_at, head)
 
 
 def merge(head: RecordVersion, candidate: NewRecord, content: str | None) -> Revise:
-    """Evolve ``head`` with ``candidate`` (rule 5): ``content`` replaces the text unless the merge
-    is humble; tags, entities and edges are unioned and the higher confidence is kept."""
-    text = None if humble(candidate, head) or content is None else content
+    """Evolve ``head`` with ``candidate`` (rule 5, whose evidence may change it): ``content``
+    replaces the text; tags, entities and edges are unioned and the higher confidence is kept,
+    always with the candidate's sources added."""
+    text = content
     if text is not None and content_digest(text) == head.content_digest:
         text = None
     tags = _union(head.tags, candidate.tags)

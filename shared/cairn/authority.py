@@ -1,0 +1,54 @@
+"""Authority: what evidence may change a record (DESIGN §4), decided by provenance alone.
+
+Evidence has user authority when every source is the user's (or the system's) own, or a model
+reading the user's own turn (a ``model`` source whose ``speaker`` is ``USER``); anything else (a
+tool's output, the assistant's words, an import, a model with no speaker) is untrusted. A record
+has the authority of its sources the same way.
+
+- Untrusted evidence may change only an untrusted record. Against a record of user authority it
+  never supersedes, retracts, edits or merges: formation files it beside the record (a
+  ``contradicts`` edge when it disputes it, rendered as contested) and a repeat of it is not a
+  confirmation.
+- User evidence may change any record, but a user statement only replaces a user statement made
+  no later than it: a later user statement beats an earlier one, never the reverse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from enum import IntEnum
+
+from cairn.models import TRUSTED_KINDS, RecordVersion, Role, Source, SourceKind
+
+
+class Authority(IntEnum):
+    """How much a piece of evidence (or a record) counts; higher outranks lower."""
+
+    UNTRUSTED = 0
+    USER = 1
+
+
+def _speaks_for_user(source: Source) -> bool:
+    if source.kind in TRUSTED_KINDS:
+        return True
+    return source.kind is SourceKind.MODEL and source.speaker is Role.USER
+
+
+def authority_of(sources: Sequence[Source]) -> Authority:
+    """``USER`` if there are sources and each speaks for the user, else ``UNTRUSTED``."""
+    if sources and all(_speaks_for_user(source) for source in sources):
+        return Authority.USER
+    return Authority.UNTRUSTED
+
+
+def may_change(sources: Sequence[Source], said_at: datetime | None, record: RecordVersion) -> bool:
+    """Whether evidence with ``sources``, said at ``said_at``, may supersede, retract, edit or
+    merge into ``record`` (the rules in the module docstring)."""
+    evidence = authority_of(sources)
+    held = authority_of(record.sources)
+    if evidence < held:
+        return False
+    if held is Authority.USER and said_at is not None:
+        return said_at >= record.last_seen_at
+    return True
