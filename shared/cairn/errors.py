@@ -8,6 +8,7 @@ queue retry decisions lives in one place (the API layer), keyed by these classes
     ├── InvalidInputError            the caller sent something malformed; nothing changed
     │   ├── InvalidCursorError       a pagination cursor that is not ours, or not for this scope
     │   └── InvalidChangeError       a change that cannot apply (target not live, two on one record)
+    │       └── AuthorityError       the evidence may not change that record (cairn.authority)
     ├── NotFoundError                no such id *in this scope* (other scopes look the same)
     │   ├── RecordNotFoundError
     │   ├── EventNotFoundError
@@ -59,6 +60,18 @@ class InvalidCursorError(InvalidInputError):
 
 class InvalidChangeError(InvalidInputError):
     """A change cannot be applied as planned (its target is not live, or is named twice)."""
+
+
+class AuthorityError(InvalidChangeError):
+    """The evidence behind a change may not change its record: untrusted evidence against what
+    the user stated, or an earlier statement against a later one (``cairn.authority``)."""
+
+    def __init__(self, record_id: str, action: str) -> None:
+        super().__init__(
+            f"record {record_id!r} was stated by the user; the model may not {action} it. "
+            "File what you learned as a new lesson (learn) instead"
+        )
+        self.record_id = record_id
 
 
 class NotFoundError(CairnError):

@@ -43,6 +43,10 @@ class RecordingNotifier:
         self.announced.append((notice.scope, notice.rollout_id))
 
 
+# A record the model inferred earlier: a pass's evidence may retire or edit it.
+INFERRED = Source(kind=SourceKind.MODEL, rollout_id="ro-earlier")
+
+
 class Bench:
     """An in-memory store, staged payloads on disk, a clock and a scripted model."""
 
@@ -67,13 +71,18 @@ class Bench:
         return Consolidator(**{**fields, **overrides})
 
     def remember(
-        self, content: str, *, category: str = "fact", scope: Scope = SCOPE
+        self,
+        content: str,
+        *,
+        category: str = "fact",
+        scope: Scope = SCOPE,
+        sources: tuple[Source, ...] = (USER,),
     ) -> RecordVersion:
         record = NewRecord(
             namespace=f"/facts/{scope.actor_id}/",
             content=content,
             category=category,
-            sources=(USER,),
+            sources=sources,
         )
         (created,) = self.stores.records.apply(scope, [Create(record=record)])
         self.clock.advance(timedelta(seconds=1))

@@ -14,6 +14,7 @@ from cairn.errors import ModelTimeoutError
 from cairn.model_request import ModelRequest
 from cairn.models import Scope, SourceKind, Status
 from tests.unit.consolidation_support import (
+    INFERRED,
     SCOPE,
     Bench,
     alias_of,
@@ -122,7 +123,8 @@ def test_additions_merges_and_retractions_commit_with_the_evidence_consumed(
 ) -> None:
     first = bench.remember("The user has a dog named Rex.")
     second = bench.remember("The user's dog is called Rex.")
-    moved = bench.remember("The user lives in Lisbon.")
+    # Inferred earlier: the pass's evidence may retract it (never a user statement).
+    moved = bench.remember("The user lives in Lisbon.", sources=(INFERRED,))
     run = bench.run("I moved away from Lisbon.", "I prefer window seats.")
 
     def changes(request: ModelRequest) -> list[dict[str, object]]:
@@ -260,7 +262,7 @@ def test_an_inferred_record_never_retires_a_user_stated_one_without_evidence(
 
 
 def test_an_addition_that_supersedes_links_the_old_record_to_the_new(bench: Bench) -> None:
-    tea = bench.remember("The user prefers tea.", category="preference")
+    tea = bench.remember("The user prefers tea.", category="preference", sources=(INFERRED,))
     run = bench.run("I switched to coffee in March.")
 
     def replace(request: ModelRequest) -> list[dict[str, object]]:
@@ -406,3 +408,71 @@ def test_a_pass_never_reads_another_scopes_evidence(bench: Bench) -> None:
 
     assert consolidate_scope(SCOPE, bench.consolidator()).status == "idle"
     assert bench.pending(other) == [theirs.rollout_id]
+
+
+def test_a_pass_never_retracts_supersedes_or_merges_into_what_the_user_stated(
+    bench: Bench,
+) -> None:
+    allergy = bench.remember("The user is allergic to penicillin.")
+    diet = bench.remember("The user is vegetarian.")
+    tool_note = bench.remember("Chart: vegetarian, tags synced", sources=(INFERRED,))
+    bench.run("Fetch my chart.", answer="Updated chart: no known drug allergies.")
+
+    def hostile(request: ModelRequest) -> list[dict[str, object]]:
+        return [
+            {
+                "kind": "add",
+                "content": "The user has no known drug allergies.",
+                "category": "fact",
+                "confidence": 1.0,
+                "evidence": [1],
+                "supersedes": alias_of(request, allergy.content),
+            },
+            {
+                "kind": "merge",
+                "records": [alias_of(request, diet.content), alias_of(request, tool_note.content)],
+                "content": "The user eats anything.",
+                "evidence": [1],
+            },
+        ]
+
+    bench.model.queue(answering(hostile))
+    outcome = consolidate_scope(SCOPE, bench.consolidator())
+
+    assert outcome.status == "committed"
+    for stated in (allergy, diet):
+        (only,) = bench.stores.records.history(SCOPE, stated.record_id)
+        assert (only.status, only.content, only.tags, only.confidence) == (
+            Status.ACTIVE,
+            stated.content,
+            stated.tags,
+            stated.confidence,
+        )
+    contest = next(
+        v
+        for v in bench.stores.records.list_records(SCOPE).items
+        if v.content == "The user has no known drug allergies."
+    )
+    assert [(e.kind.value, e.target) for e in contest.edges] == [("contradicts", allergy.record_id)]
+    assert outcome.counts.contested == 1
+
+
+def test_a_pass_never_retracts_a_user_statement(bench: Bench) -> None:
+    stated = bench.remember("The user lives in Lisbon.")
+    bench.run("Ignore that.", answer="Done.")
+
+    def retract_all(request: ModelRequest) -> list[dict[str, object]]:
+        return [
+            {
+                "kind": "retract",
+                "record": alias_of(request, stated.content),
+                "reason": "outdated",
+                "evidence": [1],
+            }
+        ]
+
+    bench.model.queue(answering(retract_all))
+    outcome = consolidate_scope(SCOPE, bench.consolidator())
+
+    assert bench.stores.records.get(SCOPE, stated.record_id).status is Status.ACTIVE
+    assert (outcome.counts.retracted, outcome.counts.refused) == (0, 1)

@@ -18,7 +18,7 @@ SCOPE = Scope(memory_id="mem-1", actor_id="tg:42")
 EMBEDDER = HashingEmbedder()
 
 
-def _remember(stores: Stores, *facts: str) -> list[str]:
+def _remember(stores: Stores, *facts: str, kind: SourceKind = SourceKind.USER) -> list[str]:
     records = []
     for fact in facts:
         (row,) = EMBEDDER.embed([fact])
@@ -27,7 +27,7 @@ def _remember(stores: Stores, *facts: str) -> list[str]:
                 namespace="/facts/tg:42/",
                 content=fact,
                 confidence=0.9,
-                sources=(Source(kind=SourceKind.USER),),
+                sources=(Source(kind=kind),),
                 vector=Vector(embedder=EMBEDDER.identity, values=tuple(float(x) for x in row)),
             )
         )
@@ -52,7 +52,8 @@ def _session(stores: Stores, **options: object) -> MemorySession:
 
 
 def test_the_block_is_fixed_for_the_run_even_when_the_run_learns(stores: Stores) -> None:
-    (oat,) = _remember(stores, "The user drinks oat milk flat whites.")
+    # Inferred earlier, so the model's memory_edit may revise it (never a user statement).
+    (oat,) = _remember(stores, "The user drinks oat milk flat whites.", kind=SourceKind.MODEL)
     session = _session(stores)
     run = session.start_run("what milk does the user drink?")
     before = run.block

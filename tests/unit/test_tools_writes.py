@@ -34,15 +34,20 @@ def _run(stores: Stores, **options: object) -> Run:
     return session.start_run("hello")
 
 
-def _stated(stores: Stores, text: str) -> str:
+def _stated(stores: Stores, text: str, kind: SourceKind = SourceKind.USER) -> str:
     record = NewRecord(
         namespace="/facts/tg:42/",
         content=text,
         confidence=0.9,
-        sources=(Source(kind=SourceKind.USER),),
+        sources=(Source(kind=kind, run_id="earlier-run"),),
     )
     (written,) = stores.records.apply(SCOPE, [Create(record=record)])
     return written.record_id
+
+
+def _inferred(stores: Stores, text: str) -> str:
+    """A record the model filed earlier: the model's tools may edit and retract it."""
+    return _stated(stores, text, SourceKind.MODEL)
 
 
 def test_a_lesson_is_model_sourced_untrusted_and_cites_its_run(stores: Stores) -> None:
@@ -64,7 +69,8 @@ def test_learning_the_same_lesson_again_confirms_it_instead_of_duplicating(store
     again = _run(stores).tools.call("learn", {"lesson": "run   MIGRATIONS first."})
     assert again.content["record_id"] == first.content["record_id"]
     assert again.content["confirmed_existing"] is True
-    assert stores.records.get(SCOPE, first.content["record_id"]).seen_count == 2
+    # The model re-filing what it can read is no evidence: only independent evidence confirms.
+    assert stores.records.get(SCOPE, first.content["record_id"]).seen_count == 1
     assert len(stores.records.list_records(SCOPE).items) == 1
 
 
@@ -76,7 +82,7 @@ def test_a_lesson_over_2000_bytes_is_refused(stores: Stores) -> None:
 
 
 def test_update_writes_a_new_version_of_the_same_record_and_keeps_the_old(stores: Stores) -> None:
-    record_id = _stated(stores, "The user's office is in Lisbon.")
+    record_id = _inferred(stores, "The user's office is in Lisbon.")
     run = _run(stores)
     outcome = run.tools.call(
         "memory_edit",
@@ -96,7 +102,7 @@ def test_update_writes_a_new_version_of_the_same_record_and_keeps_the_old(stores
 def test_forget_and_invalidate_retract_softly_and_recall_stops_returning_it(
     stores: Stores, action: str
 ) -> None:
-    record_id = _stated(stores, "The user's office is in Lisbon.")
+    record_id = _inferred(stores, "The user's office is in Lisbon.")
     run = _run(stores)
     outcome = run.tools.call(
         "memory_edit", {"action": action, "record_id": record_id, "reason": "moved offices"}
@@ -131,7 +137,7 @@ def test_an_edit_that_does_not_say_what_to_do_is_refused(
 
 
 def test_a_retracted_record_cannot_be_edited_again(stores: Stores) -> None:
-    record_id = _stated(stores, "The user's office is in Lisbon.")
+    record_id = _inferred(stores, "The user's office is in Lisbon.")
     run = _run(stores)
     run.tools.call("memory_edit", {"action": "forget", "record_id": record_id})
     outcome = run.tools.call(
@@ -195,3 +201,38 @@ def test_outcomes_become_tool_results_with_the_right_status() -> None:
     }
     message = openai_tool_message("call_1", ToolOutcome(ok=True, content={"results": []}))
     assert message == {"role": "tool", "tool_call_id": "call_1", "content": '{"results": []}'}
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"action": "update", "content": "No known drug allergies."},
+        {"action": "forget"},
+        {"action": "invalidate", "reason": "chart updated"},
+    ],
+)
+def test_the_model_never_edits_or_retracts_what_the_user_stated(
+    stores: Stores, arguments: dict[str, str]
+) -> None:
+    record_id = _stated(stores, "Allergic to penicillin.")
+
+    outcome = _run(stores).tools.call("memory_edit", {**arguments, "record_id": record_id})
+
+    assert not outcome.ok
+    assert "stated by the user" in outcome.content["error"]
+    (only,) = stores.records.history(SCOPE, record_id)
+    assert (only.content, only.status, only.trust) == (
+        "Allergic to penicillin.",
+        Status.ACTIVE,
+        Trust.TRUSTED,
+    )
+
+
+def test_twenty_echoes_of_a_recalled_record_do_not_confirm_it(stores: Stores) -> None:
+    first = _run(stores).tools.call("learn", {"lesson": "Deploy on Fridays."})
+    for _ in range(20):
+        run = _run(stores)
+        run.tools.call("learn", {"lesson": "Deploy on Fridays."})
+
+    head = stores.records.get(SCOPE, first.content["record_id"])
+    assert (head.seen_count, head.last_seen_at) == (1, head.first_seen_at)

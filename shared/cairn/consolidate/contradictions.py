@@ -10,18 +10,19 @@ which one holds now. ``resolve_contradiction`` turns that into changes:
 - undecided: both stay live and each gains a ``contradicts`` edge to the other, so recall can
   label them contested (``cairn.recall.render``) and a later pass sees the pair.
 
-Humility (DESIGN §6): an inferred record never retires one the user stated without evidence:
-such a decision is kept as contested instead. A decision also clears the contested mark the
-survivor carried for the pair, and ``unmark_partners`` clears marks pointing at records the pass
-retires otherwise.
+Authority (DESIGN §4): an inferred record never retires one the user stated, and an earlier
+user statement never retires a later one: such a decision is kept as contested instead. A
+decision also clears the contested mark the survivor carried for the pair, and
+``unmark_partners`` clears marks pointing at records the pass retires otherwise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from cairn.authority import may_change
 from cairn.changes import Change, RecordPatch, Revise, SupersedeBy
-from cairn.models import Edge, EdgeKind, RecordVersion, Trust
+from cairn.models import Edge, EdgeKind, RecordVersion
 
 MAX_REASON_CHARS = 256
 
@@ -37,9 +38,11 @@ def is_contested(version: RecordVersion) -> bool:
 
 
 def _decision_stands(holds: RecordVersion, other: RecordVersion, evidence: Sequence[str]) -> bool:
-    """An inferred record retires a user-stated one only when evidence decided it."""
-    humble = holds.trust is Trust.UNTRUSTED and other.trust is Trust.TRUSTED
-    return not humble or bool(evidence)
+    """The record that holds is the evidence against the other: it retires it only when its
+    authority may (``cairn.authority``): never an inferred record against what the user
+    stated (whatever the pass cites, its evidence is the model's reading), and a user
+    statement only one made no later than it."""
+    return may_change(holds.sources, holds.first_seen_at, other)
 
 
 def resolve_contradiction(

@@ -7,13 +7,19 @@ values for one atomic apply:
 
 - ``add``: a ``Create`` in the memory's fact or preference namespace, citing the evidence
   (``Source(kind=model, rollout_id=..., run_id=...)``), its confidence capped as inferred; an
-  exact repeat of a shown record confirms it (``FoldIn``) instead. With ``supersedes`` it is a
-  ``Supersede``: the old record is kept, marked superseded and linked to the new one.
+  exact repeat of a shown record adds nothing (a run's evidence is no independent
+  confirmation: it may have recalled that record). With ``supersedes`` it is a ``Supersede``:
+  the old record is kept, marked superseded and linked to the new one.
 - ``merge``: the records fold into one keeper (the user-stated one first, then the most
   recently confirmed): ``SupersedeBy`` for each other record, and a ``Revise`` of the keeper
-  with the merged line (left as it is when the keeper is user-stated: merges are humble),
-  tags unioned and the higher confidence kept.
+  with the merged line, tags unioned and the higher confidence kept, citing the evidence and
+  the sources of every merged record.
 - ``retract``: a ``Retract`` with the reason and the evidence rollout ids.
+
+Authority (``cairn.authority``): a pass's evidence is the model reading a run, untrusted, so it
+never retires, edits or merges a record of user authority: a supersede becomes a new record
+that ``contradicts`` it (counted ``contested``), and a retract or a merge of it is left out
+(counted ``refused``).
 - ``contradiction``: ``cairn.consolidate.contradictions.resolve_contradiction``.
 
 Every failure raises ``InvalidModelOutputError`` with a reason that quotes no content, so the
@@ -34,10 +40,10 @@ from cairn.answers.consolidation import (
     ProposedChange,
     RetractChange,
 )
+from cairn.authority import may_change
 from cairn.changes import (
     Change,
     Create,
-    FoldIn,
     NewRecord,
     RecordPatch,
     Retract,
@@ -50,7 +56,17 @@ from cairn.consolidate.contradictions import resolve_contradiction, unmark_partn
 from cairn.consolidate.evidence import EvidencePayload
 from cairn.consolidate.targets import NamespaceTargets
 from cairn.errors import InvalidModelOutputError
-from cairn.models import Frozen, RecordVersion, Source, SourceKind, Trust, content_digest
+from cairn.models import (
+    Edge,
+    EdgeKind,
+    Frozen,
+    RecordVersion,
+    Source,
+    SourceKind,
+    Trust,
+    content_digest,
+    union_sources,
+)
 
 
 class ConsolidationCounts(Frozen):
@@ -63,6 +79,8 @@ class ConsolidationCounts(Frozen):
     superseded: int = 0
     contested: int = 0
     unmarked: int = 0
+    # Changes left out because their evidence may not change the record (cairn.authority).
+    refused: int = 0
 
 
 @dataclass(frozen=True)
@@ -133,7 +151,13 @@ def plan_answer(
         elif isinstance(change, MergeChange):
             _merge(view, change, planned)
         elif isinstance(change, RetractChange):
-            planned.add([_retract(view, change)], retracted=1)
+            record = view.records[change.record]
+            cited = _sources(view, change.evidence)
+            at = _seen_at(view, change.evidence) if change.evidence else None
+            if may_change(cited, at, record):
+                planned.add([_retract(view, change)], retracted=1)
+            else:
+                planned.add([], refused=1)  # the model never retracts what the user stated
         else:
             _contradiction(view, change, planned)
     retired = [c.record_id for c in planned.changes if isinstance(c, Retract | SupersedeBy)]
@@ -180,14 +204,8 @@ def _add(
     sources = _sources(view, change.evidence)
     seen_at = _seen_at(view, change.evidence)
     if repeat is not None and change.supersedes is None:
-        if repeat.record_id in claimed:
-            return  # another change settles that record; the repeat adds nothing
-        claimed.add(repeat.record_id)
-        # A confirmation of the user's own words stays theirs: trust never falls for it.
-        cited = () if repeat.trust is Trust.TRUSTED else sources
-        planned.add(
-            [FoldIn(record_id=repeat.record_id, add_sources=cited, seen_at=seen_at)], folded_in=1
-        )
+        # A run's evidence is no independent confirmation: the run may have recalled the very
+        # record, and the model repeating what it read must not promote it (issue 17).
         return
     namespace, strategy = view.targets.for_category(change.category)
     record = NewRecord(
@@ -205,6 +223,13 @@ def _add(
         return
     # The evidence decided: the old record keeps its row, marked and linked to the new one.
     old = view.records[change.supersedes]
+    if not may_change(sources, seen_at, old):
+        # Untrusted evidence contests what the user stated instead of replacing it.
+        contest = Edge(kind=EdgeKind.CONTRADICTS, target=old.record_id)
+        planned.add(
+            [Create(record=record.model_copy(update={"edges": (contest,)}))], added=1, contested=1
+        )
+        return
     planned.add([Supersede(record_id=old.record_id, replacement=record)], added=1, superseded=1)
 
 
@@ -216,8 +241,19 @@ def _keeper(versions: Sequence[RecordVersion]) -> RecordVersion:
 
 
 def _merge(view: PassView, change: MergeChange, planned: Planned) -> None:
-    versions = [view.records[a] for a in change.records]
-    keeper = _keeper(versions)
+    cited = _sources(view, change.evidence)
+    named = [view.records[a] for a in change.records]
+    keeper = _keeper(named)
+    # The keeper is the evidence against each record it absorbs (as a contradiction's record
+    # that holds): a user's statement is absorbed only by one at least as authoritative.
+    absorbed = [
+        v
+        for v in named
+        if v.record_id != keeper.record_id and may_change(keeper.sources, keeper.first_seen_at, v)
+    ]
+    planned.add([], refused=len(named) - 1 - len(absorbed))
+    if not absorbed:
+        return
     evidence = _rollout_ids(view, change.evidence)
     changes: list[Change] = [
         SupersedeBy(
@@ -226,26 +262,25 @@ def _merge(view: PassView, change: MergeChange, planned: Planned) -> None:
             reason="a repeat, merged into its successor",
             evidence=evidence,
         )
-        for v in versions
-        if v.record_id != keeper.record_id
+        for v in absorbed
     ]
-    text = None
-    if (
-        keeper.trust is not Trust.TRUSTED
-        and content_digest(change.content) != keeper.content_digest
-    ):
-        text = change.content
-    tags = tuple(dict.fromkeys(t for v in (keeper, *versions) for t in v.tags))
-    confidence = max(v.confidence for v in versions)
-    patch = RecordPatch(
-        content=text,
-        tags=tags if tags != keeper.tags else None,
-        confidence=confidence if confidence != keeper.confidence else None,
-    )
-    if patch.model_dump(exclude_none=True):
-        cited = _sources(view, change.evidence) if text is not None else ()
-        changes.append(Revise(record_id=keeper.record_id, patch=patch, add_sources=cited))
-    planned.add(changes, merged=len(versions) - 1)
+    # The pass's own evidence may edit the keeper only where it may change it (never a user's
+    # statement), and whatever it adds comes with the sources it came from.
+    at = _seen_at(view, change.evidence) if change.evidence else None
+    if may_change(cited, at, keeper):
+        versions = [keeper, *absorbed]
+        text = change.content if content_digest(change.content) != keeper.content_digest else None
+        tags = tuple(dict.fromkeys(t for v in versions for t in v.tags))
+        confidence = max(v.confidence for v in versions)
+        patch = RecordPatch(
+            content=text,
+            tags=tags if tags != keeper.tags else None,
+            confidence=confidence if confidence != keeper.confidence else None,
+        )
+        if patch.model_dump(exclude_none=True):
+            merged = union_sources(cited, *(v.sources for v in absorbed))
+            changes.append(Revise(record_id=keeper.record_id, patch=patch, add_sources=merged))
+    planned.add(changes, merged=len(absorbed))
 
 
 def _retract(view: PassView, change: RetractChange) -> Retract:

@@ -2,14 +2,19 @@
 
 Recall runs here (``cairn.recall``), against whichever backend the stores are: the embedded
 SQLite store, or DynamoDB called directly with the caller's IAM credentials. Writes go through
-``RecordStore.apply``, one atomic change each.
+``RecordStore.apply``, one atomic change each, and obey authority (``cairn.authority``): the
+model's tools never edit or retract a record of user authority (``AuthorityError``, nothing
+written), and the model re-filing a lesson that exists is not a confirmation (its seen_count
+stays; only independent evidence confirms).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from cairn.changes import Create, FoldIn, NewRecord, RecordPatch, Retract, Revise, Vector
+from cairn.authority import may_change
+from cairn.changes import Create, NewRecord, RecordPatch, Retract, Revise, Vector
+from cairn.errors import AuthorityError
 from cairn.models import (
     EventInput,
     JournalEntry,
@@ -17,6 +22,7 @@ from cairn.models import (
     Scope,
     SelectedEntry,
     Source,
+    SourceKind,
     content_digest,
 )
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
@@ -105,13 +111,18 @@ class InProcessSessionStore:
     def learn(self, scope: Scope, record: NewRecord) -> Written:
         repeat = self._live_repeat(scope, record)
         if repeat is not None:
-            change: Create | FoldIn = FoldIn(record_id=repeat.record_id, add_sources=record.sources)
-        else:
-            change = Create(record=self._with_vector(record))
-        (written,) = self._stores.records.apply(scope, [change])
-        return _written(written, confirmed=repeat is not None)
+            # The model filing what it can read (it may have just recalled it) is no evidence.
+            return _written(repeat, confirmed=True)
+        (written,) = self._stores.records.apply(scope, [Create(record=self._with_vector(record))])
+        return _written(written)
+
+    def _check_authority(self, scope: Scope, record_id: str, source: Source, action: str) -> None:
+        head = self._stores.records.get(scope, record_id)
+        if not may_change((source,), None, head):
+            raise AuthorityError(record_id, action)
 
     def revise(self, scope: Scope, record_id: str, content: str, source: Source) -> Written:
+        self._check_authority(scope, record_id, source, "edit")
         change = Revise(
             record_id=record_id,
             patch=RecordPatch(content=content),
@@ -122,6 +133,8 @@ class InProcessSessionStore:
         return _written(written)
 
     def retract(self, scope: Scope, record_id: str, reason: str) -> Written:
+        # Only the model's tools retract through a session: its authority is the model's.
+        self._check_authority(scope, record_id, Source(kind=SourceKind.MODEL), "retract")
         (written,) = self._stores.records.apply(
             scope, [Retract(record_id=record_id, reason=reason)]
         )
