@@ -21,6 +21,7 @@ from cairn.changes import Create, NewRecord
 from cairn.clock import SystemClock
 from cairn.models import Conversational, EventInput, Role, Scope, Source, SourceKind, Status
 from cairn.store.sqlite import SQLiteBackend
+from cairn.visible_text import is_invisible
 
 RECORD_ID = re.compile(r"mem-[a-zA-Z0-9_-]{36,46}")
 JOURNAL_LINE = re.compile(r"^journal: (\S+)$", flags=re.MULTILINE)
@@ -281,3 +282,18 @@ def test_the_demo_files_in_one_process_and_recalls_and_replays_in_others(
     assert "breakfast meeting" in blocks[1]
     assert "Postgres" in blocks[2]
     assert out.count("replay: matches the journaled block") == 2
+
+
+def test_history_and_as_of_show_invisible_characters_as_markers_and_json_keeps_them(
+    cli: Cli, store: Path
+) -> None:
+    hidden = "Allergic\u202e to\u200b penicillin\U000e0049\x1b[2J"
+    (record_id,) = seed(store, Scope(memory_id="default", actor_id="alice"), hidden)
+
+    shown = ok(cli("history", record_id)) + ok(cli("as-of", "2100-01-01T00:00:00Z"))
+    exact = json.loads(ok(cli("history", record_id, "--json")))
+
+    assert not [ch for ch in shown if is_invisible(ch) and ch != "\n"], repr(shown)
+    for marker in ("<U+202E>", "<U+200B>", "<U+E0049>", "<U+001B>"):
+        assert shown.count(marker) == 2
+    assert [v["content"] for v in exact["versions"]] == [hidden]  # scripts get it exactly

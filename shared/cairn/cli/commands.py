@@ -27,6 +27,7 @@ from cairn.ports import Clock, Embedder, Stores
 from cairn.recall import RecallQuery, Recollection, Replay
 from cairn.recall import recall as recall_block
 from cairn.recall import replay as replay_journal
+from cairn.visible_text import neutralised
 
 # User-stated outranks inferred (DESIGN §4); recall's confidence multiplier reads these.
 DEFAULT_CONFIDENCE = {
@@ -195,7 +196,8 @@ def replay(args: argparse.Namespace) -> int:
         for journal_id in args.journal_ids:
             replayed = replay_journal(ctx.scope, journal_id, stores=ctx.stores)
             at = when(replayed.journal.created_at)
-            print(f'\njournal {journal_id}: recalled {at} for "{replayed.journal.query}"')
+            query = neutralised(replayed.journal.query)
+            print(f'\njournal {journal_id}: recalled {at} for "{query}"')
             print(replayed.block)
             print(f"replay: {verdict(replayed)}")
     return 0

@@ -1,6 +1,10 @@
 """How the ``cairn`` command shows record versions: as text for people, as JSON for scripts.
 
 An erased version shows no content (``null`` in JSON, ``(erased)`` in text), only its digest.
+Text for people shows every invisible character of stored text (tag characters, bidirectional
+controls, zero-width characters, terminal escapes, line breaks) as a visible ``<U+XXXX>``
+marker (``cairn.visible_text``), so a record cannot hide text or drive the terminal; JSON for
+scripts keeps the stored text exactly (JSON escapes its control characters).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from typing import Any
 
 from cairn.local.store import describe_source
 from cairn.models import RecordVersion, Source, Status
+from cairn.visible_text import neutralised
 
 
 def when(moment: datetime) -> str:
@@ -55,7 +60,8 @@ def version_lines(version: RecordVersion) -> list[str]:
         f"v{version.version}  {when(version.created_at)}  {version.status.value:<10}  "
         f"{version.trust.value}  confidence {version.confidence:.2f}  seen {version.seen_count}x"
     )
-    content = content_of(version)
+    stored = content_of(version)
+    content = neutralised(stored) if stored is not None else None
     lines = [
         header,
         f"    {content}"
@@ -68,13 +74,13 @@ def version_lines(version: RecordVersion) -> list[str]:
     if version.superseded_by:
         lines.append(f"    superseded by: {version.superseded_by}")
     if reason := version.metadata.get("retract_reason"):
-        lines.append(f"    retract reason: {reason}")
+        lines.append(f"    retract reason: {neutralised(str(reason))}")
     return lines
 
 
 def record_line(version: RecordVersion) -> str:
     """One line per record: id, version, namespace, category, content."""
-    content = content_of(version) or "(erased)"
+    content = neutralised(content_of(version) or "(erased)")
     return (
         f"{version.record_id} v{version.version}  {version.namespace}  [{version.category}]  "
         f"{content}"
