@@ -50,9 +50,11 @@ INFERRED = Source(kind=SourceKind.MODEL, rollout_id="ro-earlier")
 class Bench:
     """An in-memory store, staged payloads on disk, a clock and a scripted model."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        self.clock = FixedClock()
-        self.stores: Stores = InMemoryBackend(self.clock).stores()
+    def __init__(
+        self, tmp_path: Path, *, stores: Stores | None = None, clock: FixedClock | None = None
+    ) -> None:
+        self.clock = clock or FixedClock()
+        self.stores: Stores = stores or InMemoryBackend(self.clock).stores()
         self.staging = FilesystemStagingStore(tmp_path / "staging")
         self.notifier = RecordingNotifier()
         assert self.stores.rollouts is not None

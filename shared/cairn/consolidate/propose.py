@@ -24,6 +24,7 @@ from cairn.model_request import ModelUsage
 from cairn.models import RecordVersion, Scope
 from cairn.ports import MAX_PAGE_SIZE, ModelProvider, RecordStore
 from cairn.recall.keywords import bm25_scores, tokenize
+from cairn.scope_guard import in_scope
 
 # BM25's usual constants (Robertson & Zaragoza); only the order they give matters here.
 _K1, _B = 1.2, 0.75
@@ -32,12 +33,14 @@ _K1, _B = 1.2, 0.75
 def read_live(
     records: RecordStore, scope: Scope, policy: ConsolidationPolicy
 ) -> list[RecordVersion]:
-    """Up to ``policy.max_scanned_records`` live heads of the scope, summaries left out."""
+    """Up to ``policy.max_scanned_records`` live heads of the scope, summaries left out; a row
+    of another scope is dropped and logged (``cairn.scope_guard``) before the model sees it."""
     found: list[RecordVersion] = []
     cursor: str | None = None
     while len(found) < policy.max_scanned_records:
         page = records.list_records(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
-        found.extend(v for v in page.items if v.strategy != StrategyKind.SUMMARY.value)
+        mine = in_scope(page.items, scope, where="consolidation")
+        found.extend(v for v in mine if v.strategy != StrategyKind.SUMMARY.value)
         cursor = page.next_cursor
         if cursor is None:
             break

@@ -19,6 +19,7 @@ from cairn.models import RecordVersion, Scope, VersionRef
 from cairn.ports import MAX_PAGE_SIZE, Embedder, RecordStore
 from cairn.recall.keywords import bm25_scores, tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
+from cairn.scope_guard import in_scope
 
 FloatVector = npt.NDArray[np.float32]
 
@@ -64,16 +65,11 @@ def live_heads(scope: Scope, query: RecallQuery, records: RecordStore) -> list[R
             limit=MAX_PAGE_SIZE,
             cursor=cursor,
         )
-        heads.extend(v for v in page.items if _belongs(v, scope) and _wanted(v, query))
+        mine = in_scope(page.items, scope, where="recall")
+        heads.extend(v for v in mine if v.live and _wanted(v, query))
         cursor = page.next_cursor
         if cursor is None:
             return heads
-
-
-def _belongs(version: RecordVersion, scope: Scope) -> bool:
-    return (
-        version.live and version.memory_id == scope.memory_id and version.actor_id == scope.actor_id
-    )
 
 
 def _wanted(version: RecordVersion, query: RecallQuery) -> bool:

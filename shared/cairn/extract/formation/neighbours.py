@@ -22,6 +22,7 @@ from cairn.models import RecordVersion, Scope, VersionRef, content_digest
 from cairn.ports import MAX_PAGE_SIZE, Embedder, RecordStore
 from cairn.recall.candidates import unit_rows
 from cairn.recall.keywords import jaccard, tokenize
+from cairn.scope_guard import in_scope
 
 # Sorts an exact repeat before any cosine or Jaccard score (both are at most 1).
 _EXACT = 2.0
@@ -68,7 +69,8 @@ def read_namespace(scope: Scope, namespace: str, records: RecordStore) -> Namesp
             limit=MAX_PAGE_SIZE,
             cursor=cursor,
         )
-        heads.extend(v for v in page.items if v.namespace == namespace and v.scope == scope)
+        mine = in_scope(page.items, scope, where="formation")
+        heads.extend(v for v in mine if v.namespace == namespace)
         cursor = page.next_cursor
         if cursor is None:
             return NamespaceState(namespace=namespace, heads=tuple(heads))
