@@ -6,20 +6,18 @@ two changes, makes the answer invalid) and each proposed change becomes ``cairn.
 values for one atomic apply:
 
 - ``add``: a ``Create`` in the memory's fact or preference namespace, citing the evidence
-  (``Source(kind=model, rollout_id=..., run_id=...)``), its confidence capped as inferred; an
-  exact repeat of a shown record adds nothing (a run's evidence is no independent
-  confirmation: it may have recalled that record). With ``supersedes`` it is a ``Supersede``:
-  the old record is kept, marked superseded and linked to the new one.
+  (``Source(kind=model, rollout_id=..., run_id=...)``), its confidence capped as inferred; a
+  repeat of a shown record adds nothing (the run may have recalled it: no confirmation). With
+  ``supersedes``, a ``Supersede``: the old record kept, marked and linked to the new one.
 - ``merge``: the records fold into one keeper (the user-stated one first, then the most
   recently confirmed): ``SupersedeBy`` for each other record, and a ``Revise`` of the keeper
   with the merged line, tags unioned and the higher confidence kept, citing the evidence and
   the sources of every merged record.
 - ``retract``: a ``Retract`` with the reason and the evidence rollout ids.
 
-Authority (``cairn.authority``): a pass's evidence is the model reading a run, untrusted, so it
-never retires, edits or merges a record of user authority: a supersede becomes a new record
-that ``contradicts`` it (counted ``contested``), and a retract or a merge of it is left out
-(counted ``refused``).
+Authority (``cairn.authority``): a pass's evidence (the model reading a run) never retires,
+edits or merges a user's record: its supersede becomes a record that ``contradicts`` it
+(``contested``); a retract or merge of it is left out (``refused``).
 - ``contradiction``: ``cairn.consolidate.contradictions.resolve_contradiction``.
 
 Every failure raises ``InvalidModelOutputError`` with a reason that quotes no content, so the
@@ -151,10 +149,7 @@ def plan_answer(
         elif isinstance(change, MergeChange):
             _merge(view, change, planned)
         elif isinstance(change, RetractChange):
-            record = view.records[change.record]
-            cited = _sources(view, change.evidence)
-            at = _seen_at(view, change.evidence) if change.evidence else None
-            if may_change(cited, at, record):
+            if _may(view, change.evidence, view.records[change.record]):
                 planned.add([_retract(view, change)], retracted=1)
             else:
                 planned.add([], refused=1)  # the model never retracts what the user stated
@@ -182,6 +177,12 @@ def _sources(view: PassView, aliases: Sequence[int]) -> tuple[Source, ...]:
         )
         for a in dict.fromkeys(aliases)
     )
+
+
+def _may(view: PassView, aliases: Sequence[int], record: RecordVersion) -> bool:
+    """Whether the cited evidence may change ``record`` (``cairn.authority``)."""
+    at = _seen_at(view, aliases) if aliases else None
+    return may_change(_sources(view, aliases), at, record)
 
 
 def _rollout_ids(view: PassView, aliases: Sequence[int]) -> tuple[str, ...]:
@@ -244,8 +245,7 @@ def _merge(view: PassView, change: MergeChange, planned: Planned) -> None:
     cited = _sources(view, change.evidence)
     named = [view.records[a] for a in change.records]
     keeper = _keeper(named)
-    # The keeper is the evidence against each record it absorbs (as a contradiction's record
-    # that holds): a user's statement is absorbed only by one at least as authoritative.
+    # The keeper is the evidence against what it absorbs, as a contradiction's record that holds.
     absorbed = [
         v
         for v in named
@@ -264,10 +264,8 @@ def _merge(view: PassView, change: MergeChange, planned: Planned) -> None:
         )
         for v in absorbed
     ]
-    # The pass's own evidence may edit the keeper only where it may change it (never a user's
-    # statement), and whatever it adds comes with the sources it came from.
-    at = _seen_at(view, change.evidence) if change.evidence else None
-    if may_change(cited, at, keeper):
+    # The pass edits the keeper only if it may; what it adds comes with the sources it came from.
+    if _may(view, change.evidence, keeper):
         versions = [keeper, *absorbed]
         text = change.content if content_digest(change.content) != keeper.content_digest else None
         tags = tuple(dict.fromkeys(t for v in versions for t in v.tags))
