@@ -32,6 +32,8 @@ SCOPE = Scope(memory_id="support-AbCdEf1234", actor_id="tg:12345")
 NAMESPACE = "/facts/tg:12345/"
 USER = Source(kind=SourceKind.USER, event_id="e-user")
 MODEL = Source(kind=SourceKind.MODEL, event_id="e-1", rollout_id="ro-1", session_id="chat-1")
+# The model reading the user's own turn: independent evidence, with the user's authority.
+USER_TURN = MODEL.model_copy(update={"speaker": Role.USER})
 
 
 def head(
@@ -104,19 +106,34 @@ def test_an_exact_repeat_folds_in_without_asking_the_judge() -> None:
     existing = head("The user is allergic to peanuts.", sources=(MODEL,))
     judge = RecordingJudge()
     (change,) = plan_formation(
-        [candidate("the user is  allergic to PEANUTS.")], [near(existing)], judge
+        [candidate("the user is  allergic to PEANUTS.", sources=(USER_TURN,))],
+        [near(existing)],
+        judge,
     )
     assert isinstance(change, FoldIn)
     assert change.record_id == existing.record_id
-    assert change.add_sources == (MODEL,)
+    assert change.add_sources == (USER_TURN,)
     assert judge.documents == []
+
+
+def test_a_repeat_by_the_assistant_is_an_echo_and_changes_nothing() -> None:
+    existing = head("The user is allergic to peanuts.", sources=(MODEL,))
+    echo = MODEL.model_copy(update={"speaker": Role.ASSISTANT})
+    changes = plan_formation(
+        [candidate("The user is allergic to peanuts.", sources=(echo,))],
+        [near(existing)],
+        RecordingJudge(),
+    )
+    assert changes == []
 
 
 def test_a_near_exact_repeat_folds_in_but_a_negation_never_does() -> None:
     existing = head("The user likes green tea a lot.", sources=(MODEL,))
     judge = RecordingJudge("create")
     close = plan_formation(
-        [candidate("The user likes green tea a lot!")], [near(existing, cosine=0.97)], judge
+        [candidate("The user likes green tea a lot!", sources=(USER_TURN,))],
+        [near(existing, cosine=0.97)],
+        judge,
     )
     assert isinstance(close[0], FoldIn)
     negated = plan_formation(

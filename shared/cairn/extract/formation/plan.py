@@ -6,22 +6,23 @@ atomic ``RecordStore.apply``. For each candidate, in order:
 1. Repeats within the batch (equal content digests) are one candidate: sources, tags and
    entities unioned, the highest confidence and latest sighting kept.
 2. An exact or near-exact repeat of a neighbour folds in (``seen_count``, ``last_seen_at``)
-   without asking anyone: an equal content digest; or the same negation words and a cosine of
-   at least ``fold_in_cosine`` (both have vectors in one space) or, without vectors, a word-set
-   Jaccard of at least ``fold_in_jaccard``. A summary folds in only on an equal digest.
+   without asking anyone, if its evidence is independent (the user's own words; a repeat by the
+   assistant or a tool echoes what it may have recalled and changes nothing): an equal content
+   digest; or the same negation words and a cosine of at least ``fold_in_cosine`` (both have
+   vectors in one space) or, without vectors, a word-set Jaccard of at least
+   ``fold_in_jaccard``. A summary folds in only on an equal digest.
 3. A summary candidate evolves the summary already in its namespace: a merge with its text.
 4. Otherwise, if it has neighbours, the judge decides (``same`` folds in, ``merge``,
    ``supersede``, ``create``); the judge sees small integer aliases, never record ids.
    Without neighbours it is created.
-5. Authority (``cairn.authority``): a candidate whose evidence may not change a record (a
-   tool's or the assistant's words against what the user said, or an earlier user statement
-   against a later one) is humble: it never folds into, merges into or supersedes that record.
-   Its repeat is dropped (not a confirmation), its merge becomes a record of its own linked to
-   the record (``relates_to``), and its supersede becomes a record of its own that
-   ``contradicts`` it (rendered as contested). A model reading the user's own turn speaks for
-   the user, so a user's correction ("I eat meat now") supersedes an earlier statement. No
-   merge lowers confidence (the higher of the two is kept), and a merge adds tags, entities,
-   confidence or text only together with the candidate's sources.
+5. Authority (``cairn.authority``): a candidate whose evidence may not change a record (a tool's
+   or the assistant's words against what the user said, or an earlier user statement against a
+   later one) is humble: it never folds into, merges into or supersedes that record. Its merge
+   becomes a record of its own linked to the record (``relates_to``), and its supersede a record
+   of its own that ``contradicts`` it (rendered as contested). A model reading the user's own
+   turn speaks for the user, so a user's correction ("I eat meat now") supersedes an earlier
+   statement. No merge lowers confidence (the higher of the two is kept), and a merge adds tags,
+   entities, confidence or text only together with the candidate's sources.
 6. One change per record: a second candidate aimed at a record another change already targets
    is folded into that change if it is a repeat, and otherwise created as a record of its own.
 """
@@ -35,7 +36,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from cairn.answers.extraction import Action
-from cairn.authority import may_change
+from cairn.authority import Authority, authority_of, may_change
 from cairn.changes import Change, Create, FoldIn, NewRecord, RecordPatch, Revise, Supersede
 from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY, ExtractionPolicy
 from cairn.extract.formation.judge import Judge, check_decisions, formation_input
@@ -201,9 +202,11 @@ def _change(candidate: NewRecord, plan: _Plan) -> Change | None:
     head = plan.target
     if head is None or plan.action == "create":
         return Create(record=candidate)
+    if plan.action == "same" and authority_of(candidate.sources) is Authority.UNTRUSTED:
+        # Only independent evidence confirms: the assistant (or a tool) repeating a record it
+        # may have just recalled is an echo, not a sighting.
+        return None
     if humble(candidate, head):
-        if plan.action == "same":
-            return None  # not a confirmation of what the user said, nor a change to it
         kind = EdgeKind.CONTRADICTS if plan.action == "supersede" else EdgeKind.RELATES_TO
         link = Edge(kind=kind, target=head.record_id)
         return Create(
