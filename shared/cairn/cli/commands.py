@@ -212,7 +212,6 @@ def verdict(replayed: Replay) -> str:
         for label, ids in (
             ("erased since", replayed.erased),
             ("missing", replayed.missing),
-            ("content changed", replayed.altered),
         )
         if ids
     ]

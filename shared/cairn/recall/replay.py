@@ -36,7 +36,6 @@ class Replay:
     matches: bool
     erased: tuple[str, ...]
     missing: tuple[str, ...]
-    altered: tuple[str, ...]
 
 
 def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
@@ -73,5 +72,4 @@ def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
         matches=digest == entry.block_digest and not missing,
         erased=tuple(v.record_id for v in versions if v.status is Status.ERASED),
         missing=tuple(missing),
-        altered=(),  # a version whose content changed refuses the replay (above)
     )
