@@ -14,10 +14,12 @@ queue retry decisions lives in one place (the API layer), keyed by these classes
     │   ├── EventNotFoundError
     │   ├── JournalNotFoundError
     │   ├── RolloutNotFoundError     no staged payload under that rollout id in this scope
-    │   └── MemoryNotFoundError      no memory resource (configuration) with that id
+    │   ├── MemoryNotFoundError      no memory resource (configuration) with that id
+    │   └── ChunkNotFoundError       no history chunk with that id in this session
     ├── ConflictError                the state moved under the caller; re-read and retry the plan
     │   ├── SnapshotConflictError    a record's head is no longer the version the planner saw
     │   ├── RolloutConflictError     a rollout id staged with other bytes (never retryable)
+    │   ├── ChunkConflictError       a chunk that does not extend its level of the pyramid
     │   └── MemoryNameTakenError     a memory with that name exists already (never retryable)
     ├── ConfigurationError           cairn is set up wrong (missing extra, unreadable store)
     │   └── EmbedderUnavailableError the local model or its tokenizer is not installed
@@ -110,6 +112,12 @@ class MemoryNotFoundError(NotFoundError):
         self.memory_id = memory_id
 
 
+class ChunkNotFoundError(NotFoundError):
+    def __init__(self, chunk_id: str) -> None:
+        super().__init__(f"history chunk {chunk_id!r} does not exist in this session")
+        self.chunk_id = chunk_id
+
+
 class ConflictError(CairnError):
     """The stored state changed since the caller read it; re-read and plan again."""
 
@@ -142,6 +150,18 @@ class RolloutConflictError(ConflictError):
             "staged payloads are write-once, so stage the new payload under a new rollout id"
         )
         self.rollout_id = rollout_id
+
+
+class ChunkConflictError(ConflictError):
+    """A chunk that would leave a gap or an overlap in its level, or that names another chunk's
+    id with other content; nothing was stored. Re-read the session's chunks and plan again."""
+
+    def __init__(self, chunk_id: str, why: str) -> None:
+        super().__init__(
+            f"history chunk {chunk_id!r} was not stored: {why}; re-read the session's chunks "
+            "and plan the rollup again"
+        )
+        self.chunk_id = chunk_id
 
 
 class MemoryNameTakenError(ConflictError):

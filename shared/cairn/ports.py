@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.changes import Change
+from cairn.chunks import Chunk
 from cairn.memories import MemoryConfig
 from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import (
@@ -411,6 +412,44 @@ class Notifier(Protocol):
         ...
 
 
+class ChunkStore(Protocol):
+    """The history pyramid of each session: immutable chunks (``cairn.chunks``), by level.
+
+    Every backend refuses, through ``cairn.chunks.check_extends`` and ``check_children``, a
+    chunk that would leave a gap or an overlap in its level or whose children are not the level
+    below over its span. ``tests/conformance/test_chunks.py`` pins the contract.
+    """
+
+    def put(self, scope: Scope, chunk: Chunk) -> Chunk:
+        """Store ``chunk`` and return it. The same chunk again (a retry) changes nothing and
+        returns the stored one; one that does not extend its level, or another chunk under a
+        stored id, raises ``ChunkConflictError`` and changes nothing. A chunk of another scope
+        is ``InvalidInputError``."""
+        ...
+
+    def get_chunk(self, scope: Scope, session_id: str, chunk_id: str) -> Chunk:
+        """The chunk; ``ChunkNotFoundError`` outside this scope and session."""
+        ...
+
+    def list_chunks(
+        self, scope: Scope, session_id: str, *, level: int | None = None
+    ) -> tuple[Chunk, ...]:
+        """The session's chunks (only ``level``'s, if given) by (level, from_seq)."""
+        ...
+
+    def chunk_sessions(self, scope: Scope) -> tuple[str, ...]:
+        """The actor's sessions that hold chunks, sorted."""
+        ...
+
+    def erase_session(self, scope: Scope, session_id: str) -> int:
+        """Delete every chunk of the session; returns how many were deleted."""
+        ...
+
+    def erase_scope(self, scope: Scope) -> int:
+        """Delete every chunk of the actor, in every session; returns how many were deleted."""
+        ...
+
+
 class Closeable(Protocol):
     def close(self) -> None: ...
 
@@ -429,6 +468,8 @@ class Stores:
     directory: RecordDirectory | None = None
     # Optional capability: the extraction pipeline's rollout index (cairn.rollout.index).
     rollouts: RolloutStore | None = None
+    # Optional capability: the history pyramid (cairn.history); erasure reaches it.
+    chunks: ChunkStore | None = None
 
     def close(self) -> None:
         if self.owner is not None:

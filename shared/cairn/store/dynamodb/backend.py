@@ -27,6 +27,7 @@ from typing import Any
 from cairn.clock import SystemClock
 from cairn.ports import Clock, Stores
 from cairn.store.dynamodb.api_state import DynamoDBIdempotencyStore, DynamoDBMemoryConfigStore
+from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.directory import DynamoDBRecordDirectory
 from cairn.store.dynamodb.events import DynamoDBEventStore, DynamoDBJournalStore
@@ -75,6 +76,7 @@ class DynamoDBBackend:
             memories=DynamoDBMemoryConfigStore(self._db, self.items_table),
             idempotency=DynamoDBIdempotencyStore(self._db, self.items_table),
             directory=DynamoDBRecordDirectory(self._db, self.items_table),
+            chunks=DynamoDBChunkStore(self._db, self.events_table),
         )
 
     def close(self) -> None:

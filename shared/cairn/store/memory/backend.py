@@ -50,6 +50,7 @@ from cairn.store.memory.api_state import (
     InMemoryMemoryConfigStore,
     InMemoryRecordDirectory,
 )
+from cairn.store.memory.chunks import InMemoryChunkStore, chunk_rows
 from cairn.store.memory.rollouts import InMemoryRolloutStore, RolloutRows
 from cairn.versioning import lineage, plan_writes, tombstone, touched_ids
 
@@ -68,6 +69,7 @@ class InMemoryBackend:
         self.journal: dict[Scope, dict[str, JournalEntry]] = defaultdict(dict)
         self.api_state = ApiState(lock=self.lock)
         self.rollout_rows = RolloutRows()
+        self.chunk_rows = chunk_rows()
 
     def stores(self) -> Stores:
         return Stores(
@@ -81,6 +83,7 @@ class InMemoryBackend:
             rollouts=InMemoryRolloutStore(
                 self.lock, InMemoryEventStore(self), self.events, self.rollout_rows
             ),
+            chunks=InMemoryChunkStore(self.lock, self.chunk_rows),
         )
 
     def close(self) -> None:

@@ -29,6 +29,7 @@ from cairn.store.sqlite.api_state import (
     SQLiteMemoryConfigStore,
     SQLiteRecordDirectory,
 )
+from cairn.store.sqlite.chunks import SQLiteChunkStore
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import SQLiteEventStore, SQLiteJournalStore
@@ -71,6 +72,7 @@ class SQLiteBackend:
             idempotency=SQLiteIdempotencyStore(self._db),
             directory=SQLiteRecordDirectory(self._db),
             rollouts=SQLiteRolloutStore(self._db, self.clock),
+            chunks=SQLiteChunkStore(self._db),
         )
 
     def close(self) -> None:
