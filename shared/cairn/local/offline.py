@@ -2,17 +2,22 @@
 
 ``offline_model()`` is what the embedded system, ``cairn serve`` and ``cairn demo`` use when no
 model is configured: ``cairn.llm.heuristic.HeuristicModel`` with extraction's and formation's
-responders (``cairn.extract.offline_rules``) and consolidation's
-(``cairn.consolidate.offline_rules``). No model, no download, no network.
+responders (``cairn.extract.offline_rules``), consolidation's
+(``cairn.consolidate.offline_rules``) and the history rollup's
+(``cairn.history.offline_rules``). No model, no download, no network.
 """
 
 from __future__ import annotations
 
 from cairn.consolidate.offline_rules import CONSOLIDATION_RESPONDERS
 from cairn.extract.offline_rules import EXTRACTION_RESPONDERS
+from cairn.history.offline_rules import ROLLUP_RESPONDERS
 from cairn.llm.heuristic import HeuristicModel
 
 
 def offline_model() -> HeuristicModel:
-    """The offline heuristic provider answering extraction, formation and consolidation."""
-    return HeuristicModel({**EXTRACTION_RESPONDERS, **CONSOLIDATION_RESPONDERS})
+    """The offline heuristic provider answering extraction, formation, consolidation and the
+    history rollup."""
+    return HeuristicModel(
+        {**EXTRACTION_RESPONDERS, **CONSOLIDATION_RESPONDERS, **ROLLUP_RESPONDERS}
+    )
