@@ -27,6 +27,7 @@ from cairn.extract.prompts import (
     extraction_request,
     formation_request,
 )
+from cairn.history.prompts import ROLLUP_SCHEMA_NAME
 from cairn.llm.heuristic import HeuristicModel, Responder
 from cairn.local import offline_model
 from cairn.memories import StrategyKind
@@ -175,5 +176,10 @@ def test_the_provider_answers_only_the_schemas_its_caller_gave_it_responders_for
     assert json.loads(model.complete(bounded).text) == {"items": [{"said": "hello"}]}
 
 
-def test_the_offline_model_answers_extraction_formation_and_consolidation() -> None:
-    assert offline_model().schemas == {EXTRACTION_SCHEMA, FORMATION_SCHEMA, CONSOLIDATION_SCHEMA}
+def test_the_offline_model_answers_extraction_formation_consolidation_and_rollup() -> None:
+    assert offline_model().schemas == {
+        EXTRACTION_SCHEMA,
+        FORMATION_SCHEMA,
+        CONSOLIDATION_SCHEMA,
+        ROLLUP_SCHEMA_NAME,
+    }

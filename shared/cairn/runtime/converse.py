@@ -102,6 +102,8 @@ class ConverseAgent:
         system: list[dict[str, Any]] = [{"text": self.system_prompt}]
         if run.block:
             system.append({"text": run.block})
+        if run.history_block:
+            system.append({"text": run.history_block})
         if self.cache_point:
             system.append({"cachePoint": {"type": "default"}})
         return system

@@ -183,6 +183,7 @@ def _item(entry: RecalledEntry) -> RecalledItem:
         content=version.content,
         entry=shown,
         evidence=entry.cosine,
+        source_events=frozenset(s.event_id for s in version.sources if s.event_id is not None),
     )
 
 

@@ -34,6 +34,11 @@ class SessionOptions(Frozen):
     # than an answer to an explicit query. Keyword-only hits (no cosine) are never injected.
     turn_min_evidence: float = Field(default=0.4, ge=0.0, le=1.0)
 
+    # The boot window (cairn.history.boot_window) --------------------------------------------
+    # Tokens for the session's own history at decreasing resolution, assembled once per run;
+    # None (the default) shows none: a host that keeps the whole conversation itself needs none.
+    history_budget_tokens: int | None = Field(default=None, ge=256, le=200_000)
+
     # Tools -----------------------------------------------------------------------------------
     # Offer memory_edit where the store can curate; a host can withhold it.
     curate: bool = True

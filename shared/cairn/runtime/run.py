@@ -2,10 +2,12 @@
 
 The block is recalled when the run starts and never changes while it lasts, whatever the run
 learns or edits, so a prompt prefix built on it stays byte-identical for every model call of the
-run (the KV cache keeps it). A host that wants topical recall as well turns on
-``per_turn_recall``: ``turn_context`` then recalls for one turn, leaves out what the boot block
-(or an earlier turn) already showed and what lacks semantic evidence (so a generic message
-injects nothing), and journals every injection it makes.
+run (the KV cache keeps it). So does the session's boot window (``cairn.history.boot_window``),
+when it has one: ``history_block``, shown after the recall block. A host that wants topical
+recall as well turns on ``per_turn_recall``: ``turn_context`` then recalls for one turn, leaves
+out what the boot block (or an earlier turn) already showed, a memory whose every source turn
+the boot window shows verbatim, and what lacks semantic evidence (so a generic message injects
+nothing), and journals every injection it makes.
 
 ``complete`` ends the run. A root run (no ``parent_run_id``) that completed successfully stages
 its bounded transcript as evidence for consolidation (``cairn.consolidate.evidence``) when the
@@ -29,6 +31,7 @@ from cairn.consolidate.evidence import (
 )
 from cairn.consolidate.failures import ConsolidationFailure, ErrorCallback, report
 from cairn.errors import CairnError, StoreUnavailableError
+from cairn.history.boot_window import BootWindow
 from cairn.models import Role, Scope
 from cairn.ports import Clock
 from cairn.recall import RecallQuery
@@ -77,6 +80,7 @@ class Run:
         evidence: EvidenceSink | None = None,
         on_error: ErrorCallback | None = None,
         parent_run_id: str | None = None,
+        history: BootWindow | None = None,
     ) -> None:
         self.run_id = new_run_id(clock)
         self.parent_run_id = parent_run_id
@@ -106,14 +110,17 @@ class Run:
         self.journal_id: str | None = boot.journal_id
         self.injections: list[str] = []
         self._shown = {item.record_id for item in boot.items}
+        self.history_block: str = history.block if history is not None else ""
+        self._in_window = history.verbatim_events if history is not None else frozenset()
 
     @property
     def has_memory(self) -> bool:
         return self._store is not None
 
     def system_prompt(self, base: str) -> str:
-        """``base`` followed by the run's block (just ``base`` in a memoryless session)."""
-        return f"{base}\n\n{self.block}" if self.block else base
+        """``base`` followed by the run's block and its boot window (just ``base`` in a
+        memoryless session)."""
+        return "\n\n".join(part for part in (base, self.block, self.history_block) if part)
 
     def add_turn(self, role: Role | str, text: str, *, tool_calls: Sequence[str] = ()) -> None:
         """Record a turn in the session (buffered; see ``MemorySession.add_turn``) and in the
@@ -203,6 +210,7 @@ class Run:
             item
             for item in items
             if item.record_id not in self._shown
+            and not (item.source_events and item.source_events <= self._in_window)
             and item.evidence is not None
             and item.evidence >= floor
         ]

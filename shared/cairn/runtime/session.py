@@ -4,16 +4,19 @@ A session is opened for ``(memory, actor, session)``: over ``cairn.ports.Stores`
 process (``MemorySession.local``: embedded SQLite, or DynamoDB with the caller's credentials), or
 over a cairn HTTP endpoint (``MemorySession.agentcore``). It buffers turns and appends them in
 batches (``SessionOptions.batch_size``, a byte bound, ``flush``, ``close``, and interpreter exit),
-and assembles recall once per run (``start_run``). A memoryless session
+and assembles recall once per run (``start_run``), with the session's boot window
+(``boot_window``, ``SessionOptions.history_budget_tokens``) where its stores keep the history
+pyramid. A memoryless session
 (``MemorySession.memoryless``) has the same API: its runs have an empty block and no tools, and
 its turns are not kept, so a host never branches on whether memory is configured.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
@@ -22,7 +25,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from cairn.clock import SystemClock
 from cairn.consolidate.failures import ErrorCallback
-from cairn.errors import InvalidInputError
+from cairn.errors import InvalidInputError, StoreUnavailableError
+from cairn.history.boot_window import BootWindow, read_window
 from cairn.models import Conversational, EventInput, Role, Scope, SessionId
 from cairn.ports import Clock, Embedder, Stores
 from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
@@ -39,6 +43,11 @@ _SESSION_ID: TypeAdapter[str] = TypeAdapter(SessionId)
 _TICK = timedelta(milliseconds=1)
 MAX_TURN_CHARS = 100_000
 
+logger = logging.getLogger(__name__)
+
+HistoryReader = Callable[[Scope, str, int], BootWindow]
+"""Reads a session's boot window: ``(scope, session id, budget tokens) -> BootWindow``."""
+
 
 class MemorySession:
     """One session's memory: buffered turns, and runs whose recall block is fixed at start."""
@@ -53,6 +62,7 @@ class MemorySession:
         options: SessionOptions | None = None,
         evidence: EvidenceSink | None = None,
         on_consolidation_error: ErrorCallback | None = None,
+        history: HistoryReader | None = None,
     ) -> None:
         if store is not None and scope is None:
             raise InvalidInputError("a session with a store needs a scope (memory and actor)")
@@ -68,6 +78,7 @@ class MemorySession:
         self._store = store
         self._evidence = evidence if store is not None else None
         self._on_error = on_consolidation_error
+        self._history = history if store is not None else None
         self._clock = clock or SystemClock()
         self._last_stamp: datetime | None = None
         self._closed = False
@@ -104,6 +115,13 @@ class MemorySession:
         clock = clock or SystemClock()
         store = InProcessSessionStore(stores, embedder=embedder, clock=clock, appender=appender)
         scope = Scope(memory_id=memory_id, actor_id=actor_id)
+        chunks = stores.chunks
+        history: HistoryReader | None = None
+        if chunks is not None:
+
+            def history(scope: Scope, session_id: str, budget: int) -> BootWindow:
+                return read_window(stores.events, chunks, scope, session_id, budget)
+
         return cls(
             store,
             scope=scope,
@@ -112,6 +130,7 @@ class MemorySession:
             options=options,
             evidence=evidence,
             on_consolidation_error=on_consolidation_error,
+            history=history,
         )
 
     @classmethod
@@ -164,6 +183,8 @@ class MemorySession:
         """Start a run: recall for ``query`` (usually the user's message) now, once; the run's
         ``block`` stays the same until the run is over. A child run names its parent."""
         self._check_open()
+        budget = self.options.history_budget_tokens
+        window = self.boot_window(budget) if budget is not None else None
         return Run(
             store=self._store,
             scope=self.scope,
@@ -175,7 +196,21 @@ class MemorySession:
             evidence=self._evidence,
             on_error=self._on_error,
             parent_run_id=parent_run_id,
+            history=window,
         )
+
+    def boot_window(self, budget_tokens: int) -> BootWindow | None:
+        """The session's whole history within ``budget_tokens``: newest turns verbatim, older
+        parts as summaries (``cairn.history.boot_window``). Buffered turns are written first.
+        ``None`` where the stores keep no history pyramid or are unavailable."""
+        if self._history is None or self.scope is None:
+            return None
+        self.flush()
+        try:
+            return self._history(self.scope, self.session_id, budget_tokens)
+        except StoreUnavailableError:
+            logger.warning("cairn: boot window skipped for this run, the store is unavailable")
+            return None
 
     def add_turn(self, role: Role | str, text: str) -> None:
         """Accept one turn; it is written with its batch, at ``flush`` or ``close``, or at

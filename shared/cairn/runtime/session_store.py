@@ -36,6 +36,8 @@ class RecalledItem:
     content: str
     entry: BlockEntry
     evidence: float | None
+    # The events the record was derived from (its sources' event ids), where the store knows.
+    source_events: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
