@@ -28,6 +28,11 @@ _KIND_OF_ROLE = {
 }
 
 
+def role_source(role: Role, session_id: str) -> Source:
+    """The provenance of words said in ``role``: only the user's words are the user's."""
+    return Source(kind=_KIND_OF_ROLE[role], session_id=session_id)
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One numbered turn: its event, time, the words said and who said them."""
@@ -46,8 +51,7 @@ class Turn:
     @property
     def sources(self) -> tuple[Source, ...]:
         """One source per kind of speaker in the turn, citing the session."""
-        kinds = dict.fromkeys(_KIND_OF_ROLE[role] for role, _ in self.lines)
-        return tuple(Source(kind=kind, session_id=self.session_id) for kind in kinds)
+        return tuple(dict.fromkeys(role_source(role, self.session_id) for role, _ in self.lines))
 
 
 def session_events(events: EventStore, scope: Scope, session_id: str) -> Iterator[Event]:

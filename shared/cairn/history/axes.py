@@ -1,0 +1,227 @@
+"""Recall by time, by typed link and by drill-down, across both channels of a scope.
+
+- ``by_period(from, to)``: what the scope holds for a period, merged into one timeline, oldest
+  first: live records by ``valid_from`` (``first_seen_at`` when the writer did not know when the
+  fact began to hold), turns by their timestamp, chunks whose period overlaps it. ``kinds``
+  selects the channels.
+- ``neighbors(record_id)``: the live records one typed edge away, out of the record and into
+  it, over the curated vocabulary only (``LINK_KINDS``); an edge naming something that is not a
+  live record of the scope (a session id, a retired record) is reported unresolved, never
+  followed out of the scope.
+- ``children(chunk)``: a chunk's turns (level 1) or chunks (level 2 and above), in order;
+  ``enclosing(turn)``: the chunks that cover a turn, level 1 upward.
+
+These read through the ports by scanning (every live head, every session's events and chunks):
+exact, and linear in the scope. A derived recall index can answer them faster behind the same
+calls; nothing here depends on one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from cairn.chunks import Chunk
+from cairn.errors import InvalidInputError, NotFoundError
+from cairn.history.turns import role_source, session_events
+from cairn.models import EdgeKind, Event, RecordVersion, Scope, Trust, derive_trust
+from cairn.ports import MAX_PAGE_SIZE, ChunkStore, EventStore, RecordStore
+from cairn.rollout.index import messages_of
+
+Kind = Literal["records", "turns", "chunks"]
+ALL_KINDS: frozenset[Kind] = frozenset({"records", "turns", "chunks"})
+# DESIGN §4's typed links; `contradicts` is consolidation's bookkeeping, not a link to walk.
+LINK_KINDS = frozenset(
+    {
+        EdgeKind.RELATES_TO,
+        EdgeKind.CAUSED_BY,
+        EdgeKind.SUPERSEDES,
+        EdgeKind.DECIDED_IN,
+        EdgeKind.PART_OF,
+        EdgeKind.OWNED_BY,
+        EdgeKind.DISCUSSED_IN,
+    }
+)
+MAX_RESULTS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodHit:
+    """One thing of the period: a record, a turn or a chunk, with when it falls."""
+
+    kind: Kind
+    at: datetime
+    ref: str  # record id, event id or chunk id
+    session_id: str | None
+    text: str
+    trust: Trust
+    level: int = 0  # a chunk's level
+
+
+def by_period(
+    records: RecordStore,
+    events: EventStore,
+    chunks: ChunkStore | None,
+    scope: Scope,
+    start: datetime,
+    end: datetime,
+    *,
+    kinds: frozenset[Kind] = ALL_KINDS,
+    limit: int = 100,
+) -> tuple[PeriodHit, ...]:
+    """What ``scope`` holds from ``start`` to ``end`` (both included), oldest first, at most
+    ``limit``; see the module for what falls in a period."""
+    _check_period(start, end, kinds, limit)
+    hits: list[PeriodHit] = []
+    if "records" in kinds:
+        for head in _live_heads(records, scope):
+            when = head.valid_from or head.first_seen_at
+            if start <= when <= end:
+                hits.append(
+                    PeriodHit("records", when, head.record_id, None, head.content, head.trust)
+                )
+    sessions = _sessions(events, scope)
+    if "turns" in kinds:
+        for session_id in sessions:
+            for event in session_events(events, scope, session_id):
+                if start <= event.event_timestamp <= end and (hit := _turn_hit(event)):
+                    hits.append(hit)
+    if "chunks" in kinds and chunks is not None:
+        for session_id in sorted(set(sessions) | set(chunks.chunk_sessions(scope))):
+            for chunk in chunks.list_chunks(scope, session_id):
+                if chunk.period_start <= end and chunk.period_end >= start:
+                    hits.append(_chunk_hit(chunk))
+    hits.sort(key=lambda h: (h.at, h.kind, -h.level, h.ref))
+    return tuple(hits[:limit])
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbor:
+    """One typed edge of the record: its kind, its direction, and the live record it reaches
+    (``None`` when the target is not a live record of the scope)."""
+
+    kind: EdgeKind
+    direction: Literal["out", "in"]
+    target: str
+    record: RecordVersion | None
+
+
+def neighbors(
+    records: RecordStore,
+    scope: Scope,
+    record_id: str,
+    *,
+    kinds: frozenset[EdgeKind] = LINK_KINDS,
+) -> tuple[Neighbor, ...]:
+    """The record's typed links of ``kinds`` (a subset of ``LINK_KINDS``): its own edges in
+    order, then the live records whose edges name it, by record id. ``RecordNotFoundError``
+    outside the scope."""
+    unknown = kinds - LINK_KINDS
+    if unknown:
+        raise InvalidInputError(
+            f"edge kind {sorted(k.value for k in unknown)[0]!r} is not a link recall walks; use "
+            f"one of {', '.join(sorted(k.value for k in LINK_KINDS))}"
+        )
+    head = records.get(scope, record_id)
+    found: list[Neighbor] = []
+    for edge in head.edges:
+        if edge.kind in kinds:
+            found.append(
+                Neighbor(edge.kind, "out", edge.target, _live(records, scope, edge.target))
+            )
+    for other in _live_heads(records, scope):
+        for edge in other.edges:
+            if edge.kind in kinds and edge.target == record_id and other.record_id != record_id:
+                found.append(Neighbor(edge.kind, "in", other.record_id, other))
+    return tuple(found)
+
+
+def children(
+    events: EventStore, chunks: ChunkStore, scope: Scope, session_id: str, chunk_id: str
+) -> tuple[Event, ...] | tuple[Chunk, ...]:
+    """The chunk's children, in order: its events (level 1) or its chunks (above); a turn
+    deleted since is absent. ``ChunkNotFoundError`` outside the scope and session."""
+    chunk = chunks.get_chunk(scope, session_id, chunk_id)
+    if chunk.level > 1:
+        return tuple(chunks.get_chunk(scope, session_id, child) for child in chunk.children)
+    wanted = set(chunk.children)
+    found = {
+        e.event_id: e for e in session_events(events, scope, session_id) if e.event_id in wanted
+    }
+    return tuple(found[child] for child in chunk.children if child in found)
+
+
+def enclosing(
+    chunks: ChunkStore, scope: Scope, session_id: str, event_id: str
+) -> tuple[Chunk, ...]:
+    """The chunks that cover the turn ``event_id``, level 1 first; none if not rolled up yet."""
+    stored = chunks.list_chunks(scope, session_id)
+    first = next((c for c in stored if c.level == 1 and event_id in c.children), None)
+    if first is None:
+        return ()
+    return tuple(c for c in stored if c.from_seq <= first.from_seq and c.to_seq >= first.to_seq)
+
+
+def _check_period(start: datetime, end: datetime, kinds: frozenset[Kind], limit: int) -> None:
+    if start.tzinfo is None or end.tzinfo is None:
+        raise InvalidInputError("a period's start and end must be timezone-aware (UTC)")
+    if end < start:
+        raise InvalidInputError("a period's end precedes its start; swap them")
+    if not kinds or not kinds <= ALL_KINDS:
+        raise InvalidInputError("kinds must name one or more of records, turns, chunks")
+    if not 1 <= limit <= MAX_RESULTS:
+        raise InvalidInputError(f"limit must be between 1 and {MAX_RESULTS}, got {limit}")
+
+
+def _live_heads(records: RecordStore, scope: Scope) -> Iterator[RecordVersion]:
+    cursor: str | None = None
+    while True:
+        page = records.list_records(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
+        yield from page.items
+        if page.next_cursor is None:
+            return
+        cursor = page.next_cursor
+
+
+def _live(records: RecordStore, scope: Scope, target: str) -> RecordVersion | None:
+    if not target.startswith("mem-"):
+        return None  # a session, a run, a name: not a record
+    try:
+        head = records.get(scope, target)
+    except (NotFoundError, InvalidInputError):
+        return None
+    return head if head.live else None
+
+
+def _sessions(events: EventStore, scope: Scope) -> list[str]:
+    found: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = events.list_sessions(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
+        found += [s.session_id for s in page.items]
+        if page.next_cursor is None:
+            return found
+        cursor = page.next_cursor
+
+
+def _turn_hit(event: Event) -> PeriodHit | None:
+    messages = [p for _, p in messages_of(event)]
+    if event.branch is not None or not messages:
+        return None
+    text = "\n".join(f"{m.role.value}: {m.text}" for m in messages)
+    trust = derive_trust(tuple(role_source(m.role, event.session_id) for m in messages))
+    return PeriodHit("turns", event.event_timestamp, event.event_id, event.session_id, text, trust)
+
+
+def _chunk_hit(chunk: Chunk) -> PeriodHit:
+    return PeriodHit(
+        "chunks",
+        chunk.period_start,
+        chunk.chunk_id,
+        chunk.session_id,
+        chunk.summary,
+        chunk.trust,
+        chunk.level,
+    )
