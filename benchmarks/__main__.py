@@ -3,7 +3,8 @@
 1. quality: recall on the LoCoMo dev split, the ideas, the budget curve, the policy sweep
 2. speed: recall at 1k/10k/100k records, memory, append, render, formation, DynamoDB requests
 3. peer_mem0: mem0 OSS beside cairn on the same turns and questions
-4. cost: the cost model (docs/cost.md), once ``benchmarks.cost`` exists (issue 8, part 4)
+4. history: rolling LoCoMo conversations up, and their boot windows' size and read time
+5. cost: the cost model (docs/cost.md), once ``benchmarks.cost`` exists (issue 8, part 4)
 
 A full run rewrites its sections of docs/benchmarks.md and docs/img/; ``--quick`` runs each on
 a small slice, prints, and writes nothing. A step that fails is reported and the others still
@@ -19,7 +20,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 
-STEPS = ("quality", "speed", "peer_mem0", "cost")
+STEPS = ("quality", "speed", "peer_mem0", "history", "cost")
 
 
 def _step(name: str) -> Callable[[list[str]], int] | None:

@@ -1,0 +1,188 @@
+"""The history channel's overhead: rolling a conversation up, and assembling its boot window.
+
+    python -m benchmarks.history [--quick] [--no-write]
+
+Each LoCoMo dev conversation (all its sessions, in order) is appended as one cairn session to
+an embedded SQLite store (each turn ``USER: <speaker>: <text>``, stamped a second apart within
+its LoCoMo session's date), then:
+
+- rolled up by ``cairn.history.roll_up_session`` with the offline heuristic model (the
+  extractive responder), timed whole: reading the turns, one model call per chunk, the puts;
+- its boot window read by ``cairn.history.boot_window.read_window`` at several budgets, timed
+  (median and p95 of repeated reads), with what it holds: tokens against the whole history's,
+  turns shown verbatim, chunks shown per level.
+
+Tokens are cairn's estimate (UTF-8 bytes / 4) throughout. A full run writes the ``history``
+section of docs/benchmarks.md; ``--quick`` takes two conversations and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from benchmarks import report
+from benchmarks.locomo import Conversation, default_data_path, load_conversations
+from cairn.clock import FixedClock
+from cairn.history import roll_up_session
+from cairn.history.boot_window import BootWindow, read_window
+from cairn.local import offline_model
+from cairn.models import Conversational, EventInput, Role, Scope
+from cairn.ports import Stores
+from cairn.rollout.index import estimate_tokens
+from cairn.store.sqlite import SQLiteBackend
+
+BUDGETS = (1000, 2000, 4000, 8000)
+READS = 15
+SCOPE = Scope(memory_id="bench-history", actor_id="locomo")
+
+
+def _append(stores: Stores, conversation: Conversation, session_id: str) -> int:
+    """Append every turn; returns the history's tokens as a raw transcript would cost."""
+    tokens = 0
+    for i, turn in enumerate(conversation.turns):
+        text = f"{turn.speaker}: {turn.text}"
+        tokens += estimate_tokens(f"USER: {text}") + 1
+        stores.events.append(
+            SCOPE,
+            EventInput(
+                session_id=session_id,
+                event_timestamp=turn.session_at + timedelta(seconds=i),
+                payload=(Conversational(role=Role.USER, text=text),),
+            ),
+        )
+    return tokens
+
+
+def _window_row(stores: Stores, session_id: str, budget: int) -> tuple[BootWindow, list[float]]:
+    assert stores.chunks is not None
+    times = []
+    window = None
+    for _ in range(READS):
+        began = time.perf_counter()
+        window = read_window(stores.events, stores.chunks, SCOPE, session_id, budget)
+        times.append((time.perf_counter() - began) * 1000)
+    assert window is not None
+    return window, times
+
+
+def run(conversations: Sequence[Conversation], workdir: Path) -> str:
+    clock = FixedClock(datetime(2030, 1, 1, tzinfo=UTC))
+    model = offline_model()
+    rollup_rows: list[list[object]] = []
+    window_rows: list[list[object]] = []
+    with SQLiteBackend(workdir / "history.db", clock) as backend:
+        stores = backend.stores()
+        assert stores.chunks is not None
+        for conversation in conversations:
+            session_id = conversation.sample_id.replace(" ", "-")
+            raw_tokens = _append(stores, conversation, session_id)
+            began = time.perf_counter()
+            rolled = roll_up_session(
+                stores.events, stores.chunks, model, SCOPE, session_id, clock=clock, max_calls=1000
+            )
+            seconds = time.perf_counter() - began
+            chunk_tokens = sum(
+                estimate_tokens(c.summary) for c in stores.chunks.list_chunks(SCOPE, session_id)
+            )
+            rollup_rows.append(
+                [
+                    session_id,
+                    len(conversation.turns),
+                    f"{raw_tokens:,}",
+                    ", ".join(f"L{k} {v}" for k, v in sorted(rolled.written.items())),
+                    f"{chunk_tokens:,}",
+                    f"{seconds * 1000 / max(1, rolled.chunks):.1f}",
+                    f"{seconds:.2f}",
+                ]
+            )
+            for budget in BUDGETS:
+                window, times = _window_row(stores, session_id, budget)
+                levels = [item.level for item in window.items]
+                shown = ", ".join(
+                    f"L{level} {levels.count(level)}" for level in sorted(set(levels) - {0})
+                )
+                window_rows.append(
+                    [
+                        session_id,
+                        budget,
+                        f"{window.tokens:,} ({window.tokens / raw_tokens:.1%})",
+                        levels.count(0),
+                        shown or "-",
+                        window.omitted_turns,
+                        f"{statistics.median(times):.1f}",
+                        f"{sorted(times)[int(0.95 * (len(times) - 1))]:.1f}",
+                    ]
+                )
+    return _render(rollup_rows, window_rows)
+
+
+def _render(rollup_rows: list[list[object]], window_rows: list[list[object]]) -> str:
+    lines = [
+        "## History: rollup and boot window",
+        "",
+        f"- command: `python -m benchmarks.history`; date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        *[f"- {fact}" for fact in report.machine_facts()],
+        "- data: each LoCoMo dev conversation appended as one session of the embedded SQLite "
+        "store; rollup by the offline heuristic model (extractive), ten turns a level-1 chunk, "
+        "ten chunks a level up; tokens estimated as UTF-8 bytes / 4",
+        "",
+        "### Rollup (offline model)",
+        "",
+        report.table(
+            [
+                "conversation",
+                "turns",
+                "raw tokens",
+                "chunks written",
+                "summary tokens",
+                "ms per chunk",
+                "total s",
+            ],
+            rollup_rows,
+        ),
+        "",
+        f"### Boot window (read from the store: every event and chunk of the session; {READS} "
+        "reads each)",
+        "",
+        report.table(
+            [
+                "conversation",
+                "budget tokens",
+                "window tokens (of raw)",
+                "turns verbatim",
+                "summaries shown",
+                "turns beyond",
+                "median ms",
+                "p95 ms",
+            ],
+            window_rows,
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.history", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="two conversations; no writes")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    conversations, _ = load_conversations(default_data_path())
+    chosen = conversations[:2] if args.quick else conversations
+    with tempfile.TemporaryDirectory(prefix="cairn-history-") as workdir:
+        markdown = run(chosen, Path(workdir))
+    print(markdown)
+    if not (args.quick or args.no_write):
+        report.write_section(markdown, "history")
+        print(f"\nwritten to {report.DOCS_PATH}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
