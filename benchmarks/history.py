@@ -12,6 +12,10 @@ its LoCoMo session's date), then:
   (median and p95 of repeated reads), with what it holds: tokens against the whole history's,
   turns shown verbatim, chunks shown per level.
 
+Then the recall axes at scale: 10,000 records (``valid_from`` a day apart, each with a
+``relates_to`` edge to an earlier one) in the same store beside those conversations, and
+``by_period`` (one month, every kind) and ``neighbors`` (out and in) timed on them.
+
 Tokens are cairn's estimate (UTF-8 bytes / 4) throughout. A full run writes the ``history``
 section of docs/benchmarks.md; ``--quick`` takes two conversations and writes nothing.
 """
@@ -19,6 +23,7 @@ section of docs/benchmarks.md; ``--quick`` takes two conversations and writes no
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import tempfile
@@ -29,17 +34,21 @@ from pathlib import Path
 
 from benchmarks import report
 from benchmarks.locomo import Conversation, default_data_path, load_conversations
+from cairn.changes import Create, NewRecord
 from cairn.clock import FixedClock
 from cairn.history import roll_up_session
+from cairn.history.axes import by_period, neighbors
 from cairn.history.boot_window import BootWindow, read_window
 from cairn.local import offline_model
-from cairn.models import Conversational, EventInput, Role, Scope
+from cairn.models import Conversational, Edge, EdgeKind, EventInput, Role, Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.rollout.index import estimate_tokens
 from cairn.store.sqlite import SQLiteBackend
 
 BUDGETS = (1000, 2000, 4000, 8000)
 READS = 15
+AXIS_RECORDS = 10_000
+AXIS_RUNS = 7
 SCOPE = Scope(memory_id="bench-history", actor_id="locomo")
 
 
@@ -72,7 +81,7 @@ def _window_row(stores: Stores, session_id: str, budget: int) -> tuple[BootWindo
     return window, times
 
 
-def run(conversations: Sequence[Conversation], workdir: Path) -> str:
+def run(conversations: Sequence[Conversation], workdir: Path, records: int) -> str:
     clock = FixedClock(datetime(2030, 1, 1, tzinfo=UTC))
     model = offline_model()
     rollup_rows: list[list[object]] = []
@@ -120,10 +129,60 @@ def run(conversations: Sequence[Conversation], workdir: Path) -> str:
                         f"{sorted(times)[int(0.95 * (len(times) - 1))]:.1f}",
                     ]
                 )
-    return _render(rollup_rows, window_rows)
+        axis_rows = _axes(stores, records) if records else []
+    return _render(rollup_rows, window_rows, axis_rows, records)
 
 
-def _render(rollup_rows: list[list[object]], window_rows: list[list[object]]) -> str:
+def _axes(stores: Stores, count: int) -> list[list[object]]:
+    """``count`` records a day apart, each linked to an earlier one; then time both axes."""
+    rng = random.Random(15)
+    ids: list[str] = []
+    day0 = datetime(2023, 1, 1, tzinfo=UTC)
+    for start in range(0, count, 16):
+        batch = []
+        for i in range(start, min(count, start + 16)):
+            edges = (Edge(kind=EdgeKind.RELATES_TO, target=rng.choice(ids)),) if ids else ()
+            batch.append(
+                NewRecord(
+                    namespace="/facts/locomo/",
+                    content=f"Synthetic fact number {i} about topic {i % 97}",
+                    sources=(Source(kind=SourceKind.USER),),
+                    valid_from=day0 + timedelta(days=i % 1500),
+                    edges=edges,
+                )
+            )
+        written = stores.records.apply(SCOPE, [Create(record=r) for r in batch])
+        ids += [v.record_id for v in written]
+    month = (datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 31, tzinfo=UTC))
+    rows: list[list[object]] = []
+    period_times, hits = _timed(
+        lambda: len(
+            by_period(stores.records, stores.events, stores.chunks, SCOPE, *month, limit=1000)
+        )
+    )
+    rows.append(["by_period: one month, records + turns + chunks", hits, *period_times])
+    probe = ids[len(ids) // 2]
+    link_times, found = _timed(lambda: len(neighbors(stores.records, SCOPE, probe)))
+    rows.append(["neighbors: one record, out and in", found, *link_times])
+    return rows
+
+
+def _timed(call: object) -> tuple[list[str], int]:
+    assert callable(call)
+    times, result = [], 0
+    for _ in range(AXIS_RUNS):
+        began = time.perf_counter()
+        result = call()
+        times.append((time.perf_counter() - began) * 1000)
+    return [f"{statistics.median(times):.0f}", f"{max(times):.0f}"], int(result)
+
+
+def _render(
+    rollup_rows: list[list[object]],
+    window_rows: list[list[object]],
+    axis_rows: list[list[object]],
+    records: int,
+) -> str:
     lines = [
         "## History: rollup and boot window",
         "",
@@ -165,6 +224,17 @@ def _render(rollup_rows: list[list[object]], window_rows: list[list[object]]) ->
             window_rows,
         ),
     ]
+    if axis_rows:
+        lines += [
+            "",
+            f"### Recall axes at {records:,} records (scan-based, through the ports; "
+            f"{AXIS_RUNS} runs each)",
+            "",
+            "The store also holds the conversations above as turns and chunks. A scan reads "
+            "every live head (and, for `by_period`, every session's events and chunks).",
+            "",
+            report.table(["call", "results", "median ms", "max ms"], axis_rows),
+        ]
     return "\n".join(lines)
 
 
@@ -176,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     conversations, _ = load_conversations(default_data_path())
     chosen = conversations[:2] if args.quick else conversations
     with tempfile.TemporaryDirectory(prefix="cairn-history-") as workdir:
-        markdown = run(chosen, Path(workdir))
+        markdown = run(chosen, Path(workdir), 500 if args.quick else AXIS_RECORDS)
     print(markdown)
     if not (args.quick or args.no_write):
         report.write_section(markdown, "history")

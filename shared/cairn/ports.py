@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from cairn.changes import Change
 from cairn.chunks import Chunk
+from cairn.jobs import JobName, JobRun, JobSwitches
 from cairn.memories import MemoryConfig
 from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import (
@@ -450,6 +451,28 @@ class ChunkStore(Protocol):
         ...
 
 
+class JobLog(Protocol):
+    """Background jobs' switches per memory, and their run log (``cairn.jobs``).
+
+    ``tests/conformance/test_job_log.py`` pins the contract."""
+
+    def switches(self, memory_id: str) -> JobSwitches:
+        """The memory's switches; a memory never switched has none set (every job default)."""
+        ...
+
+    def set_switches(self, switches: JobSwitches) -> None:
+        """Store the memory's switches, replacing what was stored."""
+        ...
+
+    def record_run(self, run: JobRun) -> None:
+        """Append a run to the log; the same run id again replaces it (a retried record)."""
+        ...
+
+    def runs(self, memory_id: str, job: JobName, *, limit: int = 10) -> tuple[JobRun, ...]:
+        """The job's runs over the memory, newest first, at most ``limit`` (1 to 100)."""
+        ...
+
+
 class Closeable(Protocol):
     def close(self) -> None: ...
 
@@ -470,6 +493,8 @@ class Stores:
     rollouts: RolloutStore | None = None
     # Optional capability: the history pyramid (cairn.history); erasure reaches it.
     chunks: ChunkStore | None = None
+    # Optional capability: background jobs' switches and run log (cairn.jobs).
+    jobs: JobLog | None = None
 
     def close(self) -> None:
         if self.owner is not None:

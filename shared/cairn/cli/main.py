@@ -1,4 +1,5 @@
-"""The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, demo, serve.
+"""The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, demo, serve,
+jobs.
 
 Every failure ends as exactly one line on stderr, ``cairn: error: <what was wrong>; <what to
 do>``, with exit status 2 for bad arguments and 1 for everything else; never a traceback, unless
@@ -26,13 +27,14 @@ from cairn.cli.args import (
     resolve_locations,
 )
 from cairn.cli.errors import FAILURE_EXIT, explain
+from cairn.cli.jobs import add_jobs_command
 from cairn.cli.serve import add_serve_command
 from cairn.demo import agent_demo, agent_script, conversation_demo
 from cairn.local.store import default_store_path
 from cairn.models import SourceKind
 from cairn.recall.query import DEFAULT_TOP_K
 
-PUBLIC_COMMANDS = "{remember,recall,history,as-of,forget,replay,erase,demo,demo-agent,serve}"
+PUBLIC_COMMANDS = "{remember,recall,history,as-of,forget,replay,erase,demo,demo-agent,serve,jobs}"
 
 
 def _location_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
@@ -213,9 +215,9 @@ def build_parser() -> CliParser:
     )
     _add_memory_commands(commands)
     _add_demo_commands(commands)
-    add_serve_command(
-        commands, f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})"
-    )
+    store_help = f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})"
+    add_serve_command(commands, store_help)
+    add_jobs_command(commands, store_help)
     return parser
 
 

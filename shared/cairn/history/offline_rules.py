@@ -81,8 +81,7 @@ def summarise(document: RollupDocument) -> list[str]:
     if not chosen and sentences:
         chosen = [sentences[0], sentences[-1]] if len(sentences) > 1 else sentences[:1]
     for sentence in sorted(chosen, key=lambda s: s.order):
-        said = _cut(sentence.text)
-        points.append(f"{sentence.speaker}: {said}")
+        points.append(f"{sentence.speaker}: {_cut(sentence.text)}")
     return points or ["(nothing to summarise)"]
 
 

@@ -31,6 +31,7 @@ from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.directory import DynamoDBRecordDirectory
 from cairn.store.dynamodb.events import DynamoDBEventStore, DynamoDBJournalStore
+from cairn.store.dynamodb.jobs import DynamoDBJobLog
 from cairn.store.dynamodb.records import DynamoDBRecordStore
 from cairn.store.dynamodb.rollouts import DynamoDBRolloutStore
 
@@ -77,6 +78,7 @@ class DynamoDBBackend:
             idempotency=DynamoDBIdempotencyStore(self._db, self.items_table),
             directory=DynamoDBRecordDirectory(self._db, self.items_table),
             chunks=DynamoDBChunkStore(self._db, self.events_table),
+            jobs=DynamoDBJobLog(self._db, self.items_table),
         )
 
     def close(self) -> None:

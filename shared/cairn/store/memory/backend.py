@@ -51,6 +51,7 @@ from cairn.store.memory.api_state import (
     InMemoryRecordDirectory,
 )
 from cairn.store.memory.chunks import InMemoryChunkStore, chunk_rows
+from cairn.store.memory.jobs import InMemoryJobLog
 from cairn.store.memory.rollouts import InMemoryRolloutStore, RolloutRows
 from cairn.versioning import lineage, plan_writes, tombstone, touched_ids
 
@@ -70,6 +71,7 @@ class InMemoryBackend:
         self.api_state = ApiState(lock=self.lock)
         self.rollout_rows = RolloutRows()
         self.chunk_rows = chunk_rows()
+        self.job_log = InMemoryJobLog(self.lock)
 
     def stores(self) -> Stores:
         return Stores(
@@ -84,6 +86,7 @@ class InMemoryBackend:
                 self.lock, InMemoryEventStore(self), self.events, self.rollout_rows
             ),
             chunks=InMemoryChunkStore(self.lock, self.chunk_rows),
+            jobs=self.job_log,
         )
 
     def close(self) -> None:

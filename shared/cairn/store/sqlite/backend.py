@@ -33,6 +33,7 @@ from cairn.store.sqlite.chunks import SQLiteChunkStore
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import SQLiteEventStore, SQLiteJournalStore
+from cairn.store.sqlite.jobs import SQLiteJobLog
 from cairn.store.sqlite.records import SQLiteRecordStore
 from cairn.store.sqlite.rollouts import SQLiteRolloutStore
 
@@ -73,6 +74,7 @@ class SQLiteBackend:
             directory=SQLiteRecordDirectory(self._db),
             rollouts=SQLiteRolloutStore(self._db, self.clock),
             chunks=SQLiteChunkStore(self._db),
+            jobs=SQLiteJobLog(self._db),
         )
 
     def close(self) -> None:

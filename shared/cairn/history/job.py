@@ -1,0 +1,93 @@
+"""The rollup as a background job: every actor of a memory, switchable, with a run log.
+
+``run_rollup_job(stores, model, memory_id, clock=...)`` checks the memory's switch
+(``cairn.jobs.JobSwitches``; the rollup is on unless switched off), rolls up every session of
+every actor that has events (``cairn.history.rollup.roll_up_scope``) and records one
+``JobRun``: how many actors it visited, how many chunks it wrote, and why any session stopped
+early (the reasons, counted, never with content or ids). A run that is switched off, or whose
+stores keep no pyramid, is recorded as ``skipped`` with the reason. The embedded host runs it
+with ``cairn jobs run rollup``; on AWS a schedule would call the same function.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import Counter
+
+from cairn.history.rollup import DEFAULT_MAX_CALLS, roll_up_scope
+from cairn.jobs import MAX_REASONS, JobName, JobRun, job_run_id
+from cairn.models import Scope
+from cairn.ports import MAX_PAGE_SIZE, Clock, ModelProvider, Stores
+
+
+def run_rollup_job(
+    stores: Stores,
+    model: ModelProvider,
+    memory_id: str,
+    *,
+    clock: Clock,
+    max_calls: int = DEFAULT_MAX_CALLS,
+) -> JobRun:
+    """One rollup run over the memory, logged in ``stores.jobs`` when the stores have one."""
+    started = clock.now()
+    run_id = job_run_id(started, secrets.token_hex(4))
+    skipped = _why_not(stores, memory_id)
+    if skipped is not None:
+        run = JobRun(
+            memory_id=memory_id,
+            job=JobName.ROLLUP,
+            run_id=run_id,
+            started_at=started,
+            finished_at=clock.now(),
+            outcome="skipped",
+            reasons=(skipped,),
+        )
+    else:
+        assert stores.chunks is not None  # checked by _why_not
+        actors = changed = 0
+        reasons: Counter[str] = Counter()
+        for actor_id in _actors(stores, memory_id):
+            actors += 1
+            scope = Scope(memory_id=memory_id, actor_id=actor_id)
+            for report in roll_up_scope(
+                stores.events, stores.chunks, model, scope, clock=clock, max_calls=max_calls
+            ):
+                changed += report.chunks
+                if report.skipped is not None:
+                    reasons[report.skipped] += 1
+        run = JobRun(
+            memory_id=memory_id,
+            job=JobName.ROLLUP,
+            run_id=run_id,
+            started_at=started,
+            finished_at=clock.now(),
+            outcome="partial" if reasons else "done",
+            actors=actors,
+            changed=changed,
+            reasons=tuple(
+                f"{count} session(s): {why}"[:300]
+                for why, count in reasons.most_common(MAX_REASONS)
+            ),
+        )
+    if stores.jobs is not None:
+        stores.jobs.record_run(run)
+    return run
+
+
+def _why_not(stores: Stores, memory_id: str) -> str | None:
+    if stores.chunks is None:
+        return "these stores keep no history pyramid"
+    if stores.jobs is not None and not stores.jobs.switches(memory_id).is_on(JobName.ROLLUP):
+        return "the rollup is switched off for this memory"
+    return None
+
+
+def _actors(stores: Stores, memory_id: str) -> list[str]:
+    found: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = stores.events.list_actors(memory_id, limit=MAX_PAGE_SIZE, cursor=cursor)
+        found += page.items
+        if page.next_cursor is None:
+            return found
+        cursor = page.next_cursor
