@@ -175,3 +175,16 @@ def admit(
     check_extends(chunk, last_of_level)
     check_children(chunk, below)
     return None
+
+
+def summarising(chunks: Sequence[Chunk], event_id: str) -> list[Chunk]:
+    """The chunks that must go when the turn ``event_id`` is deleted: the level-1 chunk that
+    summarises it and every chunk, of any level, that ends at or after that chunk's first turn.
+
+    Cutting each level at the same turn keeps every level contiguous: the rollup then numbers
+    the remaining turns on from the cut and summarises them again, without the deleted one.
+    """
+    first = next((c for c in chunks if c.level == 1 and event_id in c.children), None)
+    if first is None:
+        return []
+    return [c for c in chunks if c.to_seq >= first.from_seq]

@@ -442,6 +442,13 @@ class ChunkStore(Protocol):
         """The actor's sessions that hold chunks, sorted."""
         ...
 
+    def forget_turn(self, scope: Scope, session_id: str, event_id: str) -> int:
+        """Delete the chunks that summarise the turn and every later chunk of each level
+        (``cairn.chunks.summarising``), so no summary outlives a deleted turn and every level
+        stays contiguous; returns how many were deleted. Every backend's
+        ``EventStore.delete_event`` does this too."""
+        ...
+
     def erase_session(self, scope: Scope, session_id: str) -> int:
         """Delete every chunk of the session; returns how many were deleted."""
         ...

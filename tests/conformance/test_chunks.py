@@ -224,3 +224,34 @@ def test_chunks_survive_reopen(persistent_backend: str, clock: FixedClock, tmp_p
             chunks_of(again).put(SCOPE, level_one(1, summary="rewritten after reopen"))
     finally:
         again.close()
+
+
+def test_deleting_a_turn_deletes_every_summary_of_it_and_keeps_levels_contiguous(
+    stores: Stores,
+) -> None:
+    store = chunks_of(stores)
+    events = [
+        stores.events.append(SCOPE, event_input(at=T0 + timedelta(minutes=i), text=f"turn {i}"))
+        for i in range(100)
+    ]
+    level = []
+    for start in range(0, 100, 10):
+        batch = events[start : start + 10]
+        chunk = level_one(start + 1).model_copy(
+            update={"children": tuple(e.event_id for e in batch)}
+        )
+        level.append(store.put(SCOPE, chunk))
+    store.put(SCOPE, level_up(level))
+
+    stores.events.delete_event(SCOPE, "s1", events[34].event_id)
+
+    assert [(c.level, c.from_seq) for c in store.list_chunks(SCOPE, "s1")] == [
+        (1, 1),
+        (1, 11),
+        (1, 21),
+    ]
+    again = level_one(31).model_copy(update={"children": tuple(e.event_id for e in events[35:45])})
+    assert store.put(SCOPE, again) == again, "the level continues at the cut"
+    assert store.forget_turn(SCOPE, "s1", events[0].event_id) == 4
+    assert store.put(SCOPE, level_one(1)).from_seq == 1, "and at turn 1 after a cut there"
+    assert store.forget_turn(SCOPE, "s1", "no-such-event") == 0

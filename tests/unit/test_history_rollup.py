@@ -251,3 +251,20 @@ def test_the_offline_summary_names_the_topics_and_quotes_what_was_said(
     assert "jazz" not in chunk.summary
     assert "bike" not in chunk.summary
     assert len(chunk.summary) < sum(len(line) for line in lines)
+
+
+def test_after_a_turn_is_deleted_the_rollup_summarises_what_remains_without_it(
+    stores: Stores, clock: FixedClock
+) -> None:
+    say(stores, 30)
+    roll_up_session(stores.events, chunks_of(stores), echoing(3), SCOPE, "s1", clock=clock)
+    deleted = stores.events.list_events(SCOPE, "s1").items[14].event_id
+
+    stores.events.delete_event(SCOPE, "s1", deleted)
+    report = roll_up_session(stores.events, chunks_of(stores), echoing(1), SCOPE, "s1", clock=clock)
+
+    chunks = chunks_of(stores).list_chunks(SCOPE, "s1")
+    assert report.written == {1: 1}
+    assert [(c.from_seq, c.to_seq) for c in chunks] == [(1, 10), (11, 20)]
+    assert deleted not in chunks[1].children
+    assert len(turns_after(stores.events, SCOPE, "s1", chunks[-1])) == 9

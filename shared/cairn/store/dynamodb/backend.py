@@ -66,9 +66,10 @@ class DynamoDBBackend:
 
     def stores(self) -> Stores:
         """The backend's stores, sharing its client."""
+        chunks = DynamoDBChunkStore(self._db, self.events_table)
         return Stores(
             records=DynamoDBRecordStore(self._db, self.items_table, self.clock),
-            events=DynamoDBEventStore(self._db, self.events_table, self.clock),
+            events=DynamoDBEventStore(self._db, self.events_table, self.clock, chunks=chunks),
             journal=DynamoDBJournalStore(self._db, self.items_table),
             owner=self,
             rollouts=DynamoDBRolloutStore(
@@ -77,7 +78,7 @@ class DynamoDBBackend:
             memories=DynamoDBMemoryConfigStore(self._db, self.items_table),
             idempotency=DynamoDBIdempotencyStore(self._db, self.items_table),
             directory=DynamoDBRecordDirectory(self._db, self.items_table),
-            chunks=DynamoDBChunkStore(self._db, self.events_table),
+            chunks=chunks,
             jobs=DynamoDBJobLog(self._db, self.items_table),
         )
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cairn.chunks import Chunk, admit
+from cairn.chunks import Chunk, admit, summarising
 from cairn.errors import ChunkConflictError, ChunkNotFoundError, ConflictError
 from cairn.models import Scope
 from cairn.store.dynamodb.client import DynamoDBClient
@@ -78,11 +78,12 @@ class DynamoDBChunkStore:
             "ExpressionAttributeNames": {"#next": "next"},
             "ExpressionAttributeValues": {":next": n(chunk.to_seq + 1)},
         }
+        # A level that was cut back to turn 1 (forget_turn) keeps its cursor, at 1.
+        condition = "#next = :from"
         if chunk.from_seq == 1:
-            cursor["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            cursor["ConditionExpression"] = "#next = :from"
-            cursor["ExpressionAttributeValues"][":from"] = n(chunk.from_seq)
+            condition = "attribute_not_exists(pk) OR #next = :from"
+        cursor["ConditionExpression"] = condition
+        cursor["ExpressionAttributeValues"][":from"] = n(chunk.from_seq)
         return [
             {
                 "Put": {
@@ -175,6 +176,22 @@ class DynamoDBChunkStore:
             ConsistentRead=True,
         )
         return tuple(text(item, "sk") for item in items)
+
+    def forget_turn(self, scope: Scope, session_id: str, event_id: str) -> int:
+        """Delete the summaries of the turn (newest first, then the level cursors moved back),
+        each delete conditional on nothing; safe to run again."""
+        pk = chunks_pk(scope, session_id)
+        gone = summarising(self.list_chunks(scope, session_id), event_id)
+        for chunk in sorted(gone, key=lambda c: (-c.from_seq, c.level)):
+            self._db.call("delete_item", TableName=self._table, Key=key(pk, chunk.chunk_id))
+        for level in sorted({c.level for c in gone}):
+            first = min(c.from_seq for c in gone if c.level == level)
+            self._db.call(
+                "put_item",
+                TableName=self._table,
+                Item={**key(pk, _cursor_sk(level)), "next": n(first)},
+            )
+        return len(gone)
 
     def erase_session(self, scope: Scope, session_id: str) -> int:
         """Delete the session's chunks and cursors (25 a request), then its index entry; safe

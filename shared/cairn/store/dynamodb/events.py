@@ -17,6 +17,7 @@ from cairn.ids import new_event_id
 from cairn.models import Event, EventInput, JournalEntry, Page, Scope, SessionSummary
 from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock
+from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
     JOURNAL_FROM,
@@ -48,10 +49,18 @@ _COUNT = {"#n": "n"}
 class DynamoDBEventStore:
     """Events in the events table; behaves exactly like ``InMemoryEventStore``."""
 
-    def __init__(self, db: DynamoDBClient, table: str, clock: Clock) -> None:
+    def __init__(
+        self,
+        db: DynamoDBClient,
+        table: str,
+        clock: Clock,
+        *,
+        chunks: DynamoDBChunkStore | None = None,
+    ) -> None:
         self._db = db
         self._table = table
         self._clock = clock
+        self._chunks = chunks
         self._summaries = SessionSummaries(db, table)
 
     def append(self, scope: Scope, event: EventInput) -> Event:
@@ -172,6 +181,10 @@ class DynamoDBEventStore:
     def delete_event(self, scope: Scope, session_id: str, event_id: str) -> None:
         """Delete one event and uncount it; ``EventNotFoundError`` if absent."""
         found = self._find(scope, session_id, event_id)
+        if self._chunks is not None:
+            # Summaries first: a crash between leaves the turn and fewer summaries (the rollup
+            # writes them again), never a summary of a deleted turn.
+            self._chunks.forget_turn(scope, session_id, event_id)
         delete = {
             "TableName": self._table,
             "Key": key(text(found, "pk"), text(found, "sk")),

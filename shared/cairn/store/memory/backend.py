@@ -71,6 +71,7 @@ class InMemoryBackend:
         self.api_state = ApiState(lock=self.lock)
         self.rollout_rows = RolloutRows()
         self.chunk_rows = chunk_rows()
+        self.chunk_store = InMemoryChunkStore(self.lock, self.chunk_rows)
         self.job_log = InMemoryJobLog(self.lock)
 
     def stores(self) -> Stores:
@@ -85,7 +86,7 @@ class InMemoryBackend:
             rollouts=InMemoryRolloutStore(
                 self.lock, InMemoryEventStore(self), self.events, self.rollout_rows
             ),
-            chunks=InMemoryChunkStore(self.lock, self.chunk_rows),
+            chunks=self.chunk_store,
             jobs=self.job_log,
         )
 
@@ -304,6 +305,7 @@ class InMemoryEventStore:
             if event_id not in session:
                 raise EventNotFoundError(event_id)
             del session[event_id]
+            self._b.chunk_store.forget_turn(scope, session_id, event_id)  # no summary outlives it
 
     def erase_scope(self, scope: Scope) -> int:
         with self._b.lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 
-from cairn.chunks import Chunk, admit
+from cairn.chunks import Chunk, admit, summarising
 from cairn.errors import ChunkNotFoundError
 from cairn.models import Scope
 
@@ -62,6 +62,14 @@ class InMemoryChunkStore:
         with self._lock:
             sessions = self._rows.get(scope, {})
             return tuple(sorted(sid for sid, chunks in sessions.items() if chunks))
+
+    def forget_turn(self, scope: Scope, session_id: str, event_id: str) -> int:
+        with self._lock:
+            session = self._rows.get(scope, {}).get(session_id, {})
+            gone = summarising(list(session.values()), event_id)
+            for chunk in gone:
+                del session[chunk.chunk_id]
+            return len(gone)
 
     def erase_session(self, scope: Scope, session_id: str) -> int:
         with self._lock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from cairn.chunks import Chunk, admit
+from cairn.chunks import Chunk, admit, summarising
 from cairn.errors import ChunkNotFoundError
 from cairn.models import Scope
 from cairn.store.sqlite.connection import SQLiteDatabase
@@ -85,6 +85,13 @@ class SQLiteChunkStore:
             ).fetchall()
         return tuple(str(session_id) for (session_id,) in rows)
 
+    def forget_turn(self, scope: Scope, session_id: str, event_id: str) -> int:
+        with self._db.transaction(write=True) as conn:
+            deleted = forget_turn_in(conn, scope, session_id, event_id)
+        if deleted:
+            self._db.checkpoint()
+        return deleted
+
     def erase_session(self, scope: Scope, session_id: str) -> int:
         """Delete the session's chunks, content overwritten in the file; returns the count."""
         return self._delete(f"{_SCOPE} AND session_id = ?", (*_key(scope), session_id))
@@ -98,6 +105,18 @@ class SQLiteChunkStore:
             deleted = conn.execute(f"DELETE FROM chunks WHERE {where}", params).rowcount  # noqa: S608
         self._db.checkpoint()
         return int(deleted)
+
+
+def forget_turn_in(conn: sqlite3.Connection, scope: Scope, session_id: str, event_id: str) -> int:
+    """``ChunkStore.forget_turn`` inside the caller's write transaction (``delete_event``'s)."""
+    key = (*_key(scope), session_id)
+    gone = summarising(_many(conn, f"{_SCOPE} AND session_id = ?", key), event_id)
+    for chunk in gone:
+        conn.execute(
+            f"DELETE FROM chunks WHERE {_SCOPE} AND session_id = ? AND chunk_id = ?",  # noqa: S608
+            (*key, chunk.chunk_id),
+        )
+    return len(gone)
 
 
 def _key(scope: Scope) -> tuple[str, str]:

@@ -12,6 +12,7 @@ from cairn.ids import new_event_id
 from cairn.models import Event, EventInput, JournalEntry, Page, Scope, SessionSummary
 from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock
+from cairn.store.sqlite.chunks import forget_turn_in
 from cairn.store.sqlite.codec import decode_time, encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 
@@ -170,6 +171,8 @@ class SQLiteEventStore:
                 " AND session_id = ? AND event_id = ?",
                 (scope.memory_id, scope.actor_id, session_id, event_id),
             ).rowcount
+            if deleted:  # no summary outlives its turn: same transaction
+                forget_turn_in(conn, scope, session_id, event_id)
         if not deleted:
             raise EventNotFoundError(event_id)
         self._db.checkpoint()
