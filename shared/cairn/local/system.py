@@ -11,6 +11,10 @@ Consolidation runs beside it (``cairn.consolidate.worker``): a session opened wi
 notifier routes it to the deferred ``consolidation`` worker, and passes tidy the scope in the
 background.
 
+The history rollup runs beside them too (``cairn.history.worker``): whenever an extraction
+trigger fires for a session, the ``history`` worker rolls up the session's complete batches of
+turns into the pyramid, in its own thread, unless the memory switched the rollup off.
+
 The consumer and the consolidator are wired by the features' own builders
 (``cairn.extract.delivery.build_consumer``, ``cairn.consolidate.commit.build_consolidator``),
 the same ones the Lambdas call. A memory with no stored configuration (``default``, which the
@@ -33,6 +37,7 @@ from cairn.extract.delivery import Consumer, build_consumer
 from cairn.extract.staging import RolloutPipeline
 from cairn.extract.triggers import IN_PROCESS_SWEEP_EVERY, policy_for
 from cairn.extract.worker import DEFAULT_CAPACITY, ExtractionWorker
+from cairn.history.worker import RollupWorker
 from cairn.models import EventInput, Scope
 from cairn.ports import Clock, Embedder, ModelProvider, StagingStore, Stores
 from cairn.rollout.index import Appended
@@ -54,11 +59,16 @@ class EmbeddedExtraction:
     consumer: Consumer
     consolidation: ConsolidationWorker | None = None
     evidence: EvidenceStager | None = None
+    history: RollupWorker | None = None
 
     def append(self, scope: Scope, event: EventInput) -> Appended:
-        """Store and count one event under its memory's triggers; release what fired."""
+        """Store and count one event under its memory's triggers; release what fired (and
+        ask the history worker for a rollup pass over the session when a trigger fired)."""
         memory = self.consumer.memories(scope.memory_id)
-        return self.pipeline.append(scope, event, policy_for(memory))
+        appended = self.pipeline.append(scope, event, policy_for(memory))
+        if appended.claim is not None and self.history is not None:
+            self.history.request(scope, event.session_id)
+        return appended
 
     def session(
         self,
@@ -91,6 +101,8 @@ class EmbeddedExtraction:
             if self.consolidation is not None:
                 self.consolidation.drain()
                 self.consolidation.stop()
+            if self.history is not None:
+                self.history.stop()
         finally:
             self.stores.close()
 
@@ -126,6 +138,7 @@ def wire_embedded(
         consumer=consumer,
         consolidation=consolidation,
         evidence=EvidenceStager(rollouts, staging, notifier, clock),
+        history=RollupWorker(stores, model, clock=clock) if stores.chunks is not None else None,
     )
 
 
@@ -149,4 +162,6 @@ def open_embedded(
     embedded.worker.start()
     if embedded.consolidation is not None:
         embedded.consolidation.start()
+    if embedded.history is not None:
+        embedded.history.start()
     return embedded

@@ -1,0 +1,90 @@
+"""The rollup in the embedded worker: passes in the background when triggers fire, coalesced,
+switchable, logged; the embedded system rolls a conversation up before it closes."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from cairn.clock import FixedClock
+from cairn.embed.hashing import HashingEmbedder
+from cairn.history.worker import RollupWorker
+from cairn.jobs import JobName, JobSwitches
+from cairn.local import offline_model
+from cairn.local.system import open_embedded
+from cairn.model_request import ModelRequest
+from cairn.models import Conversational, EventInput, Role, Scope
+from cairn.store.memory import InMemoryBackend
+from cairn.store.sqlite import SQLiteBackend
+from cairn.testing import ScriptedModel
+
+SCOPE = Scope(memory_id="default", actor_id="tg:7")
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def turn(i: int) -> EventInput:
+    return EventInput(
+        session_id="s1",
+        event_timestamp=T0 + timedelta(minutes=i),
+        payload=(Conversational(role=Role.USER, text=f"We moved hive {i} to the orchard."),),
+    )
+
+
+def summary(request: ModelRequest) -> str:
+    return json.dumps({"points": [{"text": "they moved hives"}]})
+
+
+def test_requests_run_in_the_background_and_a_repeat_is_folded_into_one_more_pass() -> None:
+    stores = InMemoryBackend(FixedClock(T0)).stores()
+    for i in range(20):
+        stores.events.append(SCOPE, turn(i))
+    worker = RollupWorker(stores, ScriptedModel([summary] * 2), clock=FixedClock(T0))
+    worker.request(SCOPE, "s1")  # not started: dropped, never an error
+    worker.start()
+
+    for _ in range(3):
+        worker.request(SCOPE, "s1")
+    worker.stop()
+
+    assert stores.chunks is not None
+    assert len(stores.chunks.list_chunks(SCOPE, "s1")) == 2
+    assert stores.jobs is not None
+    runs = stores.jobs.runs("default", JobName.ROLLUP)
+    assert sum(r.changed for r in runs) == 2
+    assert {r.outcome for r in runs} == {"done"}
+
+
+def test_a_memory_that_switched_the_rollup_off_is_not_rolled_up() -> None:
+    stores = InMemoryBackend(FixedClock(T0)).stores()
+    for i in range(10):
+        stores.events.append(SCOPE, turn(i))
+    assert stores.jobs is not None
+    stores.jobs.set_switches(JobSwitches(memory_id="default").switched(JobName.ROLLUP, False))
+    worker = RollupWorker(stores, ScriptedModel(), clock=FixedClock(T0))
+    worker.start()
+
+    worker.request(SCOPE, "s1")
+    worker.stop()
+
+    assert stores.chunks is not None
+    assert stores.chunks.list_chunks(SCOPE, "s1") == ()
+    assert stores.jobs.runs("default", JobName.ROLLUP) == ()
+
+
+def test_the_embedded_system_rolls_a_conversation_up_before_it_closes(tmp_path: Path) -> None:
+    clock = FixedClock(T0)
+    path = tmp_path / "cairn.db"
+    embedded = open_embedded(path, model=offline_model(), embedder=HashingEmbedder(), clock=clock)
+    for i in range(24):
+        embedded.append(SCOPE, turn(i))
+        clock.advance(seconds=30)
+    embedded.close()
+
+    with SQLiteBackend(path, clock) as reopened:
+        chunks = reopened.stores().chunks
+        assert chunks is not None
+        assert [(c.from_seq, c.to_seq) for c in chunks.list_chunks(SCOPE, "s1")] == [
+            (1, 10),
+            (11, 20),
+        ]
