@@ -7,6 +7,8 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cairn.changes import Create, NewRecord, Vector
 from cairn.chunks import Chunk
@@ -201,3 +203,22 @@ def test_topical_recall_skips_a_memory_the_window_shows_verbatim() -> None:
     assert injected is not None
     assert elsewhere in injected
     assert in_window not in injected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    turns=st.integers(min_value=0, max_value=260), budget=st.integers(min_value=80, max_value=9000)
+)
+def test_any_pyramid_and_budget_give_a_complete_window_within_budget(
+    turns: int, budget: int
+) -> None:
+    chunks, tail, covered = pyramid(turns)
+
+    window = plan_window(chunks, tail, covered, budget)
+
+    if window.items:
+        check_invariants(window, turns)
+    else:
+        assert window.omitted_turns in (0, turns)
+    frame_only = plan_window([], [], {}, budget)
+    assert window.tokens <= max(budget, frame_only.tokens)

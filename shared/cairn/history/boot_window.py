@@ -77,9 +77,11 @@ class BootWindow:
 
     @property
     def block(self) -> str:
-        lines = [item.line for item in self.items] or [EMPTY_LINE]
+        lines = [item.line for item in self.items]
+        if not lines and not self.omitted_turns:
+            lines = [EMPTY_LINE]
         if self.omitted_turns:
-            lines.insert(0, f"- (turns 1-{self.omitted_turns} are beyond this window)")
+            lines.insert(0, _omission_line(self.omitted_turns))
         return "\n".join([HEADING, CAVEAT, *lines])
 
     @property
@@ -118,7 +120,8 @@ def plan_window(
     covered_turns: Mapping[str, Turn],
     budget_tokens: int,
 ) -> BootWindow:
-    """The window within ``budget_tokens`` (see the module). ``chunks`` are the session's,
+    """The window within ``budget_tokens`` (see the module; a budget below the frame itself
+    gets the frame and the note of what it left out). ``chunks`` are the session's,
     ``tail`` the turns after the last level-1 chunk, ``covered_turns`` the turns level-1
     chunks cover, by event id (a turn deleted since is simply not expanded into)."""
     frame = estimate_tokens("\n".join([HEADING, CAVEAT, EMPTY_LINE]))
@@ -127,10 +130,11 @@ def plan_window(
     view: list[Chunk | Turn] = [*_coarsest_cover(chunks), *tail]
     costs = [_item(v).tokens for v in view]
     omitted = 0
-    while view and sum(costs) > room:
+    while view and sum(costs) + _omission_tokens(omitted) > room:
         dropped = view.pop(0)
         costs.pop(0)
         omitted = dropped.to_seq if isinstance(dropped, Chunk) else dropped.seq
+    room -= _omission_tokens(omitted)
     index = len(view) - 1
     while index >= 0:
         unit = view[index]
@@ -147,6 +151,14 @@ def plan_window(
         costs[index : index + 1] = child_costs
         index += len(children) - 1
     return BootWindow(tuple(_item(v) for v in view), budget_tokens, omitted)
+
+
+def _omission_line(omitted: int) -> str:
+    return f"- (turns 1-{omitted} are beyond this window)"
+
+
+def _omission_tokens(omitted: int) -> int:
+    return estimate_tokens(_omission_line(omitted)) + 1 if omitted else 0
 
 
 def _item(unit: Chunk | Turn) -> WindowItem:
