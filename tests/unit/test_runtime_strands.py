@@ -169,3 +169,32 @@ def test_strands_tool_specs_carry_the_schema_and_the_permission_hints(stores: St
     )
     assert specs["learn"].get("annotations", {})["readOnlyHint"] is False
     assert specs["memory_recall"].get("annotations", {})["readOnlyHint"] is True
+
+
+def test_a_session_with_a_history_budget_puts_its_boot_window_in_every_call_of_a_run(
+    stores: Stores,
+) -> None:
+    from cairn.history.boot_window import HEADING
+    from cairn.runtime import SessionOptions
+
+    session = MemorySession.local(
+        stores,
+        memory_id=SCOPE.memory_id,
+        actor_id=SCOPE.actor_id,
+        session_id="s1",
+        embedder=HashingEmbedder(),
+        options=SessionOptions(history_budget_tokens=2000),
+    )
+    session.add_turn("USER", "Last week we moved the deploy window to Tuesdays.")
+    hooks = CairnMemoryHooks(session, system_prompt="You are a release bot.", gate=allow_all)
+    model = ScriptedStrandsModel(
+        [("tool", ("memory_recall", {"query": "deploy window"})), ("text", "Tuesdays.")]
+    )
+    agent = Agent(model=model, tools=hooks.tools(), hooks=[hooks], callback_handler=None)
+
+    agent("When is the deploy window?")
+
+    first, second = model.system_prompts
+    assert first == second
+    assert HEADING in (first or "")
+    assert "Last week we moved the deploy window to Tuesdays." in (first or "")
