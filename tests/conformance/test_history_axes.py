@@ -9,7 +9,7 @@ import pytest
 from cairn.changes import Create, NewRecord, Retract
 from cairn.chunks import chunk_id
 from cairn.errors import ChunkNotFoundError, InvalidInputError, RecordNotFoundError
-from cairn.history.axes import by_period, children, enclosing, neighbors
+from cairn.history.axes import about_time, by_period, children, enclosing, neighbors
 from cairn.history.pyramid import level_one_chunk, parent_chunk
 from cairn.history.turns import turns_after
 from cairn.models import (
@@ -201,3 +201,33 @@ def test_drill_down_from_the_top_reaches_every_turn(stores: Stores) -> None:
     assert [(c.level, c.from_seq, c.to_seq) for c in covering] == [(1, 41, 50), (2, 1, 100)]
     with pytest.raises(ChunkNotFoundError):
         children(stores.events, chunks_of(stores), OTHER_ACTOR, "s1", top.chunk_id)
+
+
+def test_a_question_that_names_a_time_reads_that_period_of_the_conversation(
+    stores: Stores,
+) -> None:
+    may = datetime(2023, 5, 1, tzinfo=UTC)
+    in_may = remember(stores, "Adopted a dog", valid_from=may + timedelta(days=9))
+    remember(stores, "Started a pottery class", valid_from=datetime(2023, 7, 2, tzinfo=UTC))
+    talk(stores, "s1", may + timedelta(days=27), 10, every=timedelta(days=1))  # 28 May-6 June
+    roll(stores, "s1", 10)
+
+    named = about_time(
+        stores.records, stores.events, stores.chunks, SCOPE, "What did I do in May 2023?"
+    )
+    relative = about_time(
+        stores.records, stores.events, stores.chunks, SCOPE, "what happened last May?"
+    )
+    none = about_time(stores.records, stores.events, stores.chunks, SCOPE, "what do I like?")
+
+    assert [h.ref for h in named if h.kind == "records"] == [in_may.record_id]
+    assert [h.text.split(": ", 1)[1] for h in named if h.kind == "turns"] == [
+        "s1 turn 0",
+        "s1 turn 1",
+        "s1 turn 2",
+        "s1 turn 3",
+    ]  # 28 to 31 May
+    assert [h.ref for h in named if h.kind == "chunks"] == [chunk_id(1, 1, 10)]
+    # "last May" is the conversation's (its latest turn is in June 2023), not the wall clock's.
+    assert relative == named
+    assert none == ()

@@ -8,6 +8,9 @@
   it, over the curated vocabulary only (``LINK_KINDS``); an edge naming something that is not a
   live record of the scope (a session id, a retired record) is reported unresolved, never
   followed out of the scope.
+- ``about_time(question)``: the periods a question names ("in May 2023", "last March", "two
+  weeks ago"; ``cairn.recall.temporal``), resolved against the conversation's own time (its
+  latest turn, not the wall clock), each read as ``by_period``, merged.
 - ``children(chunk)``: a chunk's turns (level 1) or chunks (level 2 and above), in order;
   ``enclosing(turn)``: the chunks that cover a turn, level 1 upward.
 
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from cairn.chunks import Chunk
@@ -28,6 +31,7 @@ from cairn.errors import InvalidInputError, NotFoundError
 from cairn.history.turns import role_source, session_events
 from cairn.models import EdgeKind, Event, RecordVersion, Scope, Trust, derive_trust
 from cairn.ports import MAX_PAGE_SIZE, ChunkStore, EventStore, RecordStore
+from cairn.recall.temporal import query_periods
 from cairn.rollout.index import messages_of
 
 Kind = Literal["records", "turns", "chunks"]
@@ -95,6 +99,43 @@ def by_period(
                     hits.append(_chunk_hit(chunk))
     hits.sort(key=lambda h: (h.at, h.kind, -h.level, h.ref))
     return tuple(hits[:limit])
+
+
+def about_time(
+    records: RecordStore,
+    events: EventStore,
+    chunks: ChunkStore | None,
+    scope: Scope,
+    question: str,
+    *,
+    now: datetime | None = None,
+    kinds: frozenset[Kind] = ALL_KINDS,
+    limit: int = 100,
+) -> tuple[PeriodHit, ...]:
+    """What the scope holds for every period ``question`` names, oldest first, at most
+    ``limit``; none when it names no period. Relative periods are resolved against ``now``,
+    by default the time of the scope's latest turn, so "last March" is the conversation's."""
+    when = now or _latest_turn(events, scope)
+    if when is None:
+        return ()
+    found: dict[tuple[str, str], PeriodHit] = {}
+    for period in query_periods(question, when):
+        end = period.end - timedelta(microseconds=1)  # periods are half-open
+        for hit in by_period(
+            records, events, chunks, scope, period.start, end, kinds=kinds, limit=MAX_RESULTS
+        ):
+            found.setdefault((hit.kind, hit.ref), hit)
+    hits = sorted(found.values(), key=lambda h: (h.at, h.kind, -h.level, h.ref))
+    return tuple(hits[:limit])
+
+
+def _latest_turn(events: EventStore, scope: Scope) -> datetime | None:
+    latest: datetime | None = None
+    for session_id in _sessions(events, scope):
+        for event in session_events(events, scope, session_id):
+            if latest is None or event.event_timestamp > latest:
+                latest = event.event_timestamp
+    return latest
 
 
 @dataclass(frozen=True, slots=True)
