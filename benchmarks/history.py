@@ -37,7 +37,7 @@ from benchmarks.locomo import Conversation, default_data_path, load_conversation
 from cairn.changes import Create, NewRecord
 from cairn.clock import FixedClock
 from cairn.history import roll_up_session
-from cairn.history.axes import by_period, neighbors
+from cairn.history.axes import about_time, by_period, neighbors
 from cairn.history.boot_window import BootWindow, read_window
 from cairn.local import offline_model
 from cairn.models import Conversational, Edge, EdgeKind, EventInput, Role, Scope, Source, SourceKind
@@ -52,13 +52,16 @@ AXIS_RUNS = 7
 SCOPE = Scope(memory_id="bench-history", actor_id="locomo")
 
 
-def _append(stores: Stores, conversation: Conversation, session_id: str) -> int:
-    """Append every turn; returns the history's tokens as a raw transcript would cost."""
+def _append(
+    stores: Stores, conversation: Conversation, session_id: str, dia_of: dict[str, str]
+) -> int:
+    """Append every turn (noting each event's LoCoMo dia id in ``dia_of``); returns the
+    history's tokens as a raw transcript would cost."""
     tokens = 0
     for i, turn in enumerate(conversation.turns):
         text = f"{turn.speaker}: {turn.text}"
         tokens += estimate_tokens(f"USER: {text}") + 1
-        stores.events.append(
+        event = stores.events.append(
             SCOPE,
             EventInput(
                 session_id=session_id,
@@ -66,6 +69,7 @@ def _append(stores: Stores, conversation: Conversation, session_id: str) -> int:
                 payload=(Conversational(role=Role.USER, text=text),),
             ),
         )
+        dia_of[event.event_id] = turn.dia_id
     return tokens
 
 
@@ -86,12 +90,13 @@ def run(conversations: Sequence[Conversation], workdir: Path, records: int) -> s
     model = offline_model()
     rollup_rows: list[list[object]] = []
     window_rows: list[list[object]] = []
+    dia_of: dict[str, str] = {}
     with SQLiteBackend(workdir / "history.db", clock) as backend:
         stores = backend.stores()
         assert stores.chunks is not None
         for conversation in conversations:
             session_id = conversation.sample_id.replace(" ", "-")
-            raw_tokens = _append(stores, conversation, session_id)
+            raw_tokens = _append(stores, conversation, session_id, dia_of)
             began = time.perf_counter()
             rolled = roll_up_session(
                 stores.events, stores.chunks, model, SCOPE, session_id, clock=clock, max_calls=1000
@@ -129,8 +134,51 @@ def run(conversations: Sequence[Conversation], workdir: Path, records: int) -> s
                         f"{sorted(times)[int(0.95 * (len(times) - 1))]:.1f}",
                     ]
                 )
+        time_rows = _time_aware(stores, conversations, dia_of)
         axis_rows = _axes(stores, records) if records else []
-    return _render(rollup_rows, window_rows, axis_rows, records)
+    return _render(rollup_rows, window_rows, time_rows, axis_rows, records)
+
+
+def _time_aware(
+    stores: Stores, conversations: Sequence[Conversation], dia_of: dict[str, str]
+) -> list[list[object]]:
+    """For the questions that name a period: do that period's turns hold their evidence?"""
+    from benchmarks.locomo import CATEGORY_NAMES
+
+    by_category: dict[str, list[tuple[bool, int]]] = {}
+    for conversation in conversations:
+        session_id = conversation.sample_id.replace(" ", "-")
+        scope_now = max(t.session_at for t in conversation.turns) + timedelta(days=1)
+        for question in conversation.questions:
+            hits = about_time(
+                stores.records,
+                stores.events,
+                stores.chunks,
+                SCOPE,
+                question.text,
+                now=scope_now,
+                kinds=frozenset({"turns"}),
+                limit=1000,
+            )
+            if not hits:
+                continue
+            found = {dia_of.get(h.ref) for h in hits if h.session_id == session_id}
+            hit = bool(question.evidence & found)
+            name = CATEGORY_NAMES.get(question.category, str(question.category))
+            by_category.setdefault(name, []).append((hit, len(found)))
+    rows: list[list[object]] = []
+    total = sum(len(q.questions) for q in conversations)
+    for name, results in sorted(by_category.items()):
+        rows.append(_time_row(name, results))
+    every = [r for results in by_category.values() for r in results]
+    rows.append(_time_row(f"all ({len(every)} of {total} questions name a period)", every))
+    return rows
+
+
+def _time_row(name: str, results: list[tuple[bool, int]]) -> list[object]:
+    hits = sum(1 for hit, _ in results if hit)
+    turns = statistics.median(n for _, n in results) if results else 0
+    return [name, len(results), f"{hits / max(1, len(results)):.1%}", f"{turns:.0f}"]
 
 
 def _axes(stores: Stores, count: int) -> list[list[object]]:
@@ -180,6 +228,7 @@ def _timed(call: object) -> tuple[list[str], int]:
 def _render(
     rollup_rows: list[list[object]],
     window_rows: list[list[object]],
+    time_rows: list[list[object]],
     axis_rows: list[list[object]],
     records: int,
 ) -> str:
@@ -223,6 +272,17 @@ def _render(
             ],
             window_rows,
         ),
+    ]
+    lines += [
+        "",
+        "### Time-aware history recall (`about_time`, turns only)",
+        "",
+        'Questions that name a period ("in May 2023", "last week"; resolved against the '
+        "day after the conversation's last session): does that period's turns hold at least "
+        "one of the question's evidence turns, and how many turns does the period return? "
+        "Questions that name no period are not counted (`about_time` returns nothing for them).",
+        "",
+        report.table(["category", "questions", "evidence in period", "median turns"], time_rows),
     ]
     if axis_rows:
         lines += [
