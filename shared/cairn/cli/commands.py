@@ -251,7 +251,7 @@ def erase(args: argparse.Namespace) -> int:
                 f"{len(report.record_ids)} record(s), {erased.events} event(s), "
                 f"{journal} journal entr{'y' if journal == 1 else 'ies'}, "
                 f"{erased.rollouts} rollout index entr{'y' if erased.rollouts == 1 else 'ies'}, "
-                f"{erased.payloads} staged payload(s)"
+                f"{erased.payloads} staged payload(s), {erased.chunks} history chunk(s)"
             )
     print("Tombstones keep ids and content digests so audits still add up; the content is gone.")
     return 0
