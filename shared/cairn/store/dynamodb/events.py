@@ -182,8 +182,7 @@ class DynamoDBEventStore:
         """Delete one event and uncount it; ``EventNotFoundError`` if absent."""
         found = self._find(scope, session_id, event_id)
         if self._chunks is not None:
-            # Summaries first: a crash between leaves the turn and fewer summaries (the rollup
-            # writes them again), never a summary of a deleted turn.
+            # Summaries first: a crash between never leaves a summary of a deleted turn.
             self._chunks.forget_turn(scope, session_id, event_id)
         delete = {
             "TableName": self._table,
