@@ -68,7 +68,8 @@ def _template() -> dict[str, Any]:
     from infra.app import build
 
     with tempfile.TemporaryDirectory() as outdir:
-        app = App(outdir=outdir)
+        # Offline: placeholder code (the template is read, never deployed).
+        app = App(outdir=outdir, context={"lambdaCode": "placeholder"})
         stack = build(app)
         template: dict[str, Any] = app.synth().get_stack_by_name(stack.stack_name).template
     return template

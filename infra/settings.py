@@ -5,10 +5,27 @@
 - ``extractionModelId`` (default ``amazon.nova-lite-v1:0``): the Bedrock model or inference
   profile id extraction calls.
 - ``retentionDays`` (default ``30``): how long transient data lives (below).
-- ``alarmEmail`` (default none): an address subscribed to the queue alarms.
+- ``alarmEmail`` (default none): an address the operator alarms e-mail (``infra.components.
+  alarms``); without it the stack creates no alarm (one would reach nobody, at $0.10 a month).
+- ``encryption`` (default ``aws-managed``): ``aws-managed`` encrypts with keys AWS owns or
+  manages (DynamoDB's owned key, SSE-S3, SSE-SQS, ``alias/aws/sns``), free; ``customer-key``
+  puts everything under one customer-managed KMS key ($1 a month and its requests) whose policy
+  you control, whose every use CloudTrail logs, and whose deletion crypto-shreds retained data.
+- ``maxConcurrency`` (default none): a cap on the concurrent invocations each queue's event
+  source mapping makes (2-1000), the bound a stack serving many scopes needs in front of its
+  Bedrock quota. Unset, a FIFO queue's concurrency is bounded by its active scopes, and an idle
+  mapping polls with 2 connections instead of 5 (AWS: the scale-down "is not available when you
+  enable the maximum concurrency setting"): the cheaper choice for one user.
+- ``metrics`` (default ``false``): publish the functions' custom metrics (Powertools EMF, $0.30
+  per metric a month); no alarm reads them, so they are off unless a dashboard will.
 - ``telegram`` (default ``false``): add the Telegram reference backend (``infra.components.
   telegram``); ``telegramModelId`` (default: the extraction model) is the model it answers
   with, ``telegramTimezone`` (default ``UTC``) where its chats' days begin.
+
+Two keys choose where function code comes from (``infra.components.lambda_code``):
+``lambdaCode`` (default ``build``: the folders ``make lambda-assets`` builds, refused when
+missing; ``placeholder``: inline stubs for offline checks, in a template CloudFormation refuses)
+and ``lambdaAssets`` (default ``build/lambda``): where the built folders are.
 
 ``retentionDays`` bounds what is transient: unconsumed staged rollouts (S3 lifecycle expiry),
 Lambda log groups (rounded up to a retention CloudWatch offers) and the TTL cairn stamps on
@@ -23,6 +40,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 EmbedderKind = Literal["bedrock", "onnx"]
+EncryptionKind = Literal["aws-managed", "customer-key"]
 
 # The ids the deployed functions embed with; ``cairn.embed`` reports the same model ids.
 EMBEDDING_MODEL_IDS: dict[str, str] = {
@@ -36,7 +54,12 @@ CONTEXT_KEYS: dict[str, str] = {
     "extractionModelId": "extraction_model_id",
     "retentionDays": "retention_days",
     "alarmEmail": "alarm_email",
+    "encryption": "encryption",
+    "maxConcurrency": "max_concurrency",
+    "metrics": "metrics",
     "telegram": "telegram",
+    "lambdaCode": "lambda_code",
+    "lambdaAssets": "lambda_assets",
     "telegramModelId": "telegram_model_id",
     "telegramTimezone": "telegram_timezone",
 }
@@ -57,15 +80,28 @@ class StackSettings(BaseModel):
     )
     retention_days: int = Field(default=30, ge=1, le=3653)
     alarm_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+    encryption: EncryptionKind = "aws-managed"
+    max_concurrency: int | None = Field(default=None, ge=2, le=1000)
+    metrics: bool = False
     telegram: bool = False
-    telegram_model_id: str = Field(
-        default=DEFAULT_EXTRACTION_MODEL_ID, pattern=r"^[a-zA-Z0-9._:/\-]{1,2048}$"
-    )
+    lambda_code: Literal["build", "placeholder"] = "build"
+    lambda_assets: str | None = Field(default=None, min_length=1)
+    # None: answer with the extraction model (``telegram_model``).
+    telegram_model_id: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9._:/\-]{1,2048}$")
     telegram_timezone: str = Field(default="UTC", pattern=r"^[A-Za-z0-9_+\-/]{1,64}$")
 
     @property
     def embedding_model_id(self) -> str:
         return EMBEDDING_MODEL_IDS[self.embedder]
+
+    @property
+    def telegram_model(self) -> str:
+        """The model the Telegram webhook answers with: its own, else the extraction model."""
+        return self.telegram_model_id or self.extraction_model_id
+
+    @property
+    def customer_key(self) -> bool:
+        return self.encryption == "customer-key"
 
     @classmethod
     def from_context(cls, lookup: Callable[[str], Any]) -> StackSettings:

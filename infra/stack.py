@@ -8,12 +8,11 @@ grant anything themselves, so every permission of the stack is visible in one fi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from aws_cdk import Acknowledgment, CfnOutput, Stack, Tags, Validations
+from aws_cdk import CfnOutput, Duration, Stack, Tags
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from cairn.rollout.staging_keys import KEY_PREFIX
@@ -28,15 +27,26 @@ from infra.components.extraction import (
     bedrock_invoke_statement,
 )
 from infra.components.fanout import RolloutFanout
+from infra.components.lambda_code import ASSET_ROOT, LambdaCode
 from infra.components.lambda_defaults import LambdaDefaults
 from infra.components.rollout_bucket import RolloutBucket
 from infra.components.tables import MemoryTables
 from infra.components.telegram import TelegramBot
+from infra.permissions import (
+    RECORD_WRITES,
+    acknowledge_persona_objects,
+    acknowledge_rollout_objects,
+    allow,
+    table_key_statement,
+)
 from infra.settings import StackSettings
 
 
 class CairnStack(Stack):
-    """Tables, rollout bucket, rollout fan-out and alarms under one KMS key, per ``settings``."""
+    """Tables, rollout bucket, rollout fan-out, functions and alarms, per ``settings``.
+
+    (Over 300 lines: every grant of the stack is here, in one place, by design.)
+    """
 
     def __init__(
         self, scope: Construct, construct_id: str, *, settings: StackSettings, **kwargs: Any
@@ -48,38 +58,48 @@ class CairnStack(Stack):
             **kwargs,
         )
         self.settings = settings
-        self.key = EncryptionKey(self, "Encryption").key
+        self.key = EncryptionKey(self, "Encryption").key if settings.customer_key else None
         self.tables = MemoryTables(self, "Tables", key=self.key)
         self.rollouts = RolloutBucket(
             self, "Rollouts", key=self.key, retention_days=settings.retention_days
         )
-        self.alarms = (
-            AlarmNotifications(self, "Alarms", key=self.key, email=settings.alarm_email)
-            if settings.alarm_email
-            else None
-        )
-        self.fanout = RolloutFanout(
-            self, "Fanout", key=self.key, alarm_action=self.alarms.action if self.alarms else None
-        )
+        self.fanout = RolloutFanout(self, "Fanout", key=self.key)
         self.lambdas = LambdaDefaults(
             self,
             "Lambdas",
             environment=self.function_environment(),
             log_retention_days=settings.retention_days,
+            code=lambda_code(settings),
+            metrics=settings.metrics,
         )
         self.extraction = ExtractionFunctions(
-            self, "Extraction", lambdas=self.lambdas, queue=self.fanout.extraction.queue
+            self,
+            "Extraction",
+            lambdas=self.lambdas,
+            queue=self.fanout.extraction.queue,
+            max_concurrency=settings.max_concurrency,
         )
         self._grant_extraction()
         self.consolidation = ConsolidationFunction(
-            self, "Consolidation", lambdas=self.lambdas, queue=self.fanout.consolidation.queue
+            self,
+            "Consolidation",
+            lambdas=self.lambdas,
+            queue=self.fanout.consolidation.queue,
+            max_concurrency=settings.max_concurrency,
         )
         self._grant_consolidation()
         self.api = AgentCoreApi(self, "Api", lambdas=self.lambdas)
         self._grant_api()
         self.telegram = self._telegram() if settings.telegram else None
+        self.alarms = self._alarms(settings.alarm_email) if settings.alarm_email else None
         Tags.of(self).add("app", "cairn")
         self._outputs()
+
+    def _key_use(self, *actions: str) -> list[iam.PolicyStatement]:
+        """SSE-KMS on payloads, the topic and the queues: ``actions`` on the key, if any."""
+        if self.key is None:
+            return []
+        return [allow(*actions, resources=[self.key.key_arn]), table_key_statement(self.key)]
 
     def _grant_extraction(self) -> None:
         """Least privilege for extraction, written out action by action (docs/extraction.md).
@@ -95,36 +115,39 @@ class CairnStack(Stack):
         objects = self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")
         models = [self.settings.extraction_model_id, *self.embedding_models()]
         for statement in (
-            _allow(
-                *_RECORD_WRITES,
+            allow(
+                *RECORD_WRITES,
                 resources=[items.table_arn, f"{items.table_arn}/index/{LIVE_INDEX.name}"],
             ),
-            _allow("s3:GetObject", "s3:DeleteObject", resources=[objects]),
+            allow("s3:GetObject", "s3:DeleteObject", resources=[objects]),
             # Without ListBucket S3 reports a missing payload as AccessDenied
             # (cairn.aws.s3_staging).
-            _allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
-            _allow("kms:Decrypt", resources=[self.key.key_arn]),
+            allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
+            *self._key_use("kms:Decrypt"),
             bedrock_invoke_statement(models),
         ):
             extraction.add_to_role_policy(statement)
         for statement in (
-            _allow(
+            allow(
                 "dynamodb:GetItem",
                 "dynamodb:Query",
                 "dynamodb:PutItem",
                 "dynamodb:ConditionCheckItem",
                 resources=[items.table_arn, f"{items.table_arn}/index/{DUE_INDEX.name}"],
             ),
-            _allow("dynamodb:BatchGetItem", resources=[events.table_arn]),
-            _allow("s3:PutObject", "s3:GetObject", resources=[objects]),
+            allow("dynamodb:BatchGetItem", resources=[events.table_arn]),
+            allow("s3:PutObject", "s3:GetObject", resources=[objects]),
+            # Without ListBucket S3 reports a payload not staged yet as AccessDenied, and the
+            # staging store's read-back of a retried put fails (cairn.aws.s3_staging).
+            allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             # SSE-KMS on the payloads and on the topic: encrypt to write, decrypt to read back.
-            _allow("kms:GenerateDataKey", "kms:Decrypt", resources=[self.key.key_arn]),
-            _allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
+            *self._key_use("kms:GenerateDataKey", "kms:Decrypt"),
+            allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
         ):
             sweep.add_to_role_policy(statement)
         acknowledge_profile_regions(extraction, models)
         for function in (extraction, sweep):
-            _acknowledge_rollout_objects(function, self.rollouts.bucket)
+            acknowledge_rollout_objects(function, self.rollouts.bucket)
 
     def _grant_consolidation(self) -> None:
         """Least privilege for consolidation, action by action (docs/consolidation.md).
@@ -139,20 +162,20 @@ class CairnStack(Stack):
         objects = self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")
         models = [self.settings.extraction_model_id]
         for statement in (
-            _allow(
-                *_RECORD_WRITES,
+            allow(
+                *RECORD_WRITES,
                 resources=[items.table_arn, f"{items.table_arn}/index/{LIVE_INDEX.name}"],
             ),
-            _allow("s3:GetObject", "s3:DeleteObject", resources=[objects]),
+            allow("s3:GetObject", "s3:DeleteObject", resources=[objects]),
             # Without ListBucket S3 reports a missing payload as AccessDenied
             # (cairn.aws.s3_staging).
-            _allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
-            _allow("kms:Decrypt", resources=[self.key.key_arn]),
+            allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
+            *self._key_use("kms:Decrypt"),
             bedrock_invoke_statement(models),
         ):
             function.add_to_role_policy(statement)
         acknowledge_profile_regions(function, models)
-        _acknowledge_rollout_objects(function, self.rollouts.bucket)
+        acknowledge_rollout_objects(function, self.rollouts.bucket)
 
     def _grant_api(self) -> None:
         """Least privilege for the API function (docs/agentcore-compatibility.md).
@@ -165,30 +188,30 @@ class CairnStack(Stack):
         written records (the embedding model, when embeddings come from Bedrock).
         """
         function, items, events = self.api.function, self.tables.items, self.tables.events
-        writes = (*_RECORD_WRITES, "dynamodb:BatchWriteItem")
+        writes = (*RECORD_WRITES, "dynamodb:BatchWriteItem")
         for statement in (
-            _allow(
+            allow(
                 *writes, resources=[items.table_arn, f"{items.table_arn}/index/{LIVE_INDEX.name}"]
             ),
-            _allow(
+            allow(
                 *writes,
                 resources=[events.table_arn, f"{events.table_arn}/index/{EVENT_ID_INDEX.name}"],
             ),
-            _allow(
+            allow(
                 "s3:PutObject",
                 "s3:GetObject",
                 "s3:DeleteObject",
                 resources=[self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")],
             ),
             # An erase lists the scope's payloads; without it a missing one reads AccessDenied.
-            _allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
-            _allow("kms:GenerateDataKey", "kms:Decrypt", resources=[self.key.key_arn]),
-            _allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
+            allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
+            *self._key_use("kms:GenerateDataKey", "kms:Decrypt"),
+            allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
         ):
             function.add_to_role_policy(statement)
         if self.embedding_models():
             function.add_to_role_policy(bedrock_invoke_statement(self.embedding_models()))
-        _acknowledge_rollout_objects(function, self.rollouts.bucket)
+        acknowledge_rollout_objects(function, self.rollouts.bucket)
 
     def _telegram(self) -> TelegramBot:
         """The Telegram backend (``-c telegram=true``), granted action by action.
@@ -203,21 +226,21 @@ class CairnStack(Stack):
             "Telegram",
             lambdas=self.lambdas,
             key=self.key,
-            model_id=self.settings.telegram_model_id,
+            model_id=self.settings.telegram_model,
             timezone=self.settings.telegram_timezone,
         )
         items, events = self.tables.items, self.tables.events
-        models = [self.settings.telegram_model_id, *self.embedding_models()]
+        models = [self.settings.telegram_model, *self.embedding_models()]
         for statement in (
-            _allow("secretsmanager:GetSecretValue", resources=[bot.secret.secret_arn]),
-            _allow("s3:GetObject", resources=[bot.persona.arn_for_objects("*")]),
+            allow("secretsmanager:GetSecretValue", resources=[bot.secret.secret_arn]),
+            allow("s3:GetObject", resources=[bot.persona.arn_for_objects("*")]),
             # Without ListBucket S3 reports a missing persona file as AccessDenied, not 404.
-            _allow("s3:ListBucket", resources=[bot.persona.bucket_arn]),
-            _allow(
-                *_RECORD_WRITES,
+            allow("s3:ListBucket", resources=[bot.persona.bucket_arn]),
+            allow(
+                *RECORD_WRITES,
                 resources=[items.table_arn, f"{items.table_arn}/index/{LIVE_INDEX.name}"],
             ),
-            _allow(
+            allow(
                 "dynamodb:GetItem",
                 "dynamodb:BatchGetItem",
                 "dynamodb:Query",
@@ -226,19 +249,19 @@ class CairnStack(Stack):
                 "dynamodb:ConditionCheckItem",
                 resources=[events.table_arn],
             ),
-            _allow(
+            allow(
                 "s3:PutObject",
                 "s3:GetObject",
                 resources=[self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")],
             ),
-            _allow("kms:GenerateDataKey", "kms:Decrypt", resources=[self.key.key_arn]),
-            _allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
+            *self._key_use("kms:GenerateDataKey", "kms:Decrypt"),
+            allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
             bedrock_invoke_statement(models),
         ):
             bot.function.add_to_role_policy(statement)
         acknowledge_profile_regions(bot.function, models)
-        _acknowledge_rollout_objects(bot.function, self.rollouts.bucket)
-        _acknowledge_persona_objects(bot)
+        acknowledge_rollout_objects(bot.function, self.rollouts.bucket)
+        acknowledge_persona_objects(bot)
         CfnOutput(self, "TelegramWebhookUrl", value=bot.url.url)
         CfnOutput(self, "TelegramBotSecretArn", value=bot.secret.secret_arn)
         CfnOutput(self, "TelegramPersonaBucketName", value=bot.persona.bucket_name)
@@ -256,7 +279,8 @@ class CairnStack(Stack):
             "CAIRN_ITEMS_TABLE": self.tables.items.table_name,
             "CAIRN_EVENTS_TABLE": self.tables.events.table_name,
             "CAIRN_ROLLOUT_BUCKET": self.rollouts.bucket.bucket_name,
-            "CAIRN_KMS_KEY_ID": self.key.key_arn,
+            # Empty with AWS-managed encryption: payloads take the bucket's SSE-S3 default.
+            "CAIRN_KMS_KEY_ID": self.key.key_arn if self.key is not None else "",
             "CAIRN_ROLLOUT_TOPIC_ARN": self.fanout.topic.topic_arn,
             "CAIRN_EMBEDDER": self.settings.embedder,
             "CAIRN_EMBEDDING_MODEL_ID": self.settings.embedding_model_id,
@@ -269,7 +293,7 @@ class CairnStack(Stack):
             "ItemsTableName": self.tables.items.table_name,
             "EventsTableName": self.tables.events.table_name,
             "RolloutBucketName": self.rollouts.bucket.bucket_name,
-            "KeyArn": self.key.key_arn,
+            "EncryptionMode": self.settings.encryption,
             "RolloutTopicArn": self.fanout.topic.topic_arn,
             "ExtractionQueueUrl": self.fanout.extraction.queue.queue_url,
             "ExtractionDeadLetterQueueUrl": self.fanout.extraction.dead_letters.queue_url,
@@ -281,48 +305,58 @@ class CairnStack(Stack):
             # Where AWS_ENDPOINT_URL_BEDROCK_AGENTCORE(_CONTROL) point; sign for execute-api.
             "ApiEndpoint": self.api.url,
         }
+        if self.key is not None:
+            values["KeyArn"] = self.key.key_arn
         for name, value in values.items():
             CfnOutput(self, name, value=value)
 
-
-# TransactWriteItems needs no action of its own: each item it holds is authorised as a
-# Put / Update / Delete / ConditionCheck.
-_RECORD_WRITES = (
-    "dynamodb:GetItem",
-    "dynamodb:BatchGetItem",
-    "dynamodb:Query",
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:ConditionCheckItem",
-)
-
-
-def _allow(*actions: str, resources: list[str]) -> iam.PolicyStatement:
-    return iam.PolicyStatement(actions=list(actions), resources=resources)
-
-
-def _acknowledge_rollout_objects(function: lambda_.Function, bucket: s3.IBucket) -> None:
-    """Object ARNs need a wildcard: one object per rollout, all under the rollouts/ prefix."""
-    if function.role is None:  # pragma: no cover - LambdaDefaults always makes a role
-        return
-    logical_id = Stack.of(bucket).get_logical_id(bucket.node.default_child)  # type: ignore[arg-type]
-    Validations.of(function.role).acknowledge(
-        Acknowledgment(
-            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{logical_id}.Arn>/{KEY_PREFIX}*]",
-            reason="One staged payload per rollout id: access is scoped to the rollouts/ prefix.",
+    def _alarms(self, email: str) -> AlarmNotifications:
+        """The operator's alarms (their meanings: infra.components.alarm_notifications)."""
+        alarms = AlarmNotifications(self, "Alarms", key=self.key, email=email)
+        for name, worker in (
+            ("Extraction", self.fanout.extraction),
+            ("Consolidation", self.fanout.consolidation),
+        ):
+            alarms.add_queue(
+                name,
+                queue=worker.queue,
+                dead_letters=worker.dead_letters,
+                visibility=worker.visibility_timeout,
+            )
+        functions = {
+            "Api": self.api.function,
+            "Extract": self.extraction.extraction,
+            "Sweep": self.extraction.sweep,
+            "Consolidate": self.consolidation.function,
+        }
+        if self.telegram is not None:
+            functions["TelegramWebhook"] = self.telegram.function
+        for name, function in functions.items():
+            alarms.add_function(name, function)
+        alarms.add(
+            "ApiServerErrors",
+            metric=self.api.http_api.metric_server_error(
+                period=Duration.minutes(5), statistic="Sum"
+            ),
+            meaning="Api: the HTTP API answered 5xx (the function failed, timed out or was "
+            "throttled); see the Api function's alarms and log group",
         )
-    )
-
-
-def _acknowledge_persona_objects(bot: TelegramBot) -> None:
-    """The webhook reads whichever persona files the operator puts in its bucket."""
-    if bot.function.role is None:  # pragma: no cover - LambdaDefaults always makes a role
-        return
-    logical_id = Stack.of(bot).get_logical_id(bot.persona.node.default_child)  # type: ignore[arg-type]
-    Validations.of(bot.function.role).acknowledge(
-        Acknowledgment(
-            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{logical_id}.Arn>/*]",
-            reason="Any persona file of the persona bucket, read-only.",
+        alarms.add(
+            "SweepFailures",
+            metric=self.extraction.sweep_failures.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(5), statistic="Maximum"
+            ),
+            meaning="Sweep: a sweep failed after its retries (the event waits in the "
+            "SweepFailures queue, kept 14 days); idle sessions are not released until sweeps "
+            "succeed again: read the Sweep log group",
         )
+        return alarms
+
+
+def lambda_code(settings: StackSettings) -> LambdaCode:
+    """Where the functions' code comes from, and the extras it must have been built with."""
+    return LambdaCode(
+        root=Path(settings.lambda_assets) if settings.lambda_assets else ASSET_ROOT,
+        placeholder=settings.lambda_code == "placeholder",
+        extras=frozenset({"aws", "onnx"} if settings.embedder == "onnx" else {"aws"}),
     )

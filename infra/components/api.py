@@ -27,7 +27,6 @@ from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.components.extraction import function_code
 from infra.components.lambda_defaults import LambdaDefaults
 
 # API Gateway gives an integration at most 30 s; the function answers within that.
@@ -83,12 +82,10 @@ class AgentCoreApi(Construct):
         lambdas: LambdaDefaults,
     ) -> None:
         super().__init__(scope, construct_id)
-        code, handler = function_code("api")
         self.function = lambdas.function(
             self,
             "Function",
-            code=code,
-            handler=handler,
+            asset="api",
             description="cairn: the AgentCore Memory-compatible API (API Gateway HTTP API)",
             timeout=API_TIMEOUT,
         )

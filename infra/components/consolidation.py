@@ -13,11 +13,10 @@ what consuming it needs (receive, delete, change visibility, decrypt with the qu
 from __future__ import annotations
 
 from aws_cdk import Duration
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.components.extraction import function_code
+from infra.components.extraction import queue_source
 from infra.components.lambda_defaults import LambdaDefaults
 
 # Two 60 s passes (design §6: one retry after 5 s) and a margin for reads and the commit.
@@ -35,17 +34,16 @@ class ConsolidationFunction(Construct):
         *,
         lambdas: LambdaDefaults,
         queue: sqs.IQueue,
+        max_concurrency: int | None,
     ) -> None:
         super().__init__(scope, construct_id)
-        code, handler = function_code("consolidation")
         self.function = lambdas.function(
             self,
             "Consolidate",
-            code=code,
-            handler=handler,
+            asset="consolidation",
             description="cairn: consolidate run evidence into a scope's memory (SQS FIFO)",
             timeout=CONSOLIDATION_TIMEOUT,
         )
         self.function.add_event_source(
-            sources.SqsEventSource(queue, batch_size=BATCH_SIZE, report_batch_item_failures=True)
+            queue_source(queue, batch_size=BATCH_SIZE, max_concurrency=max_concurrency)
         )

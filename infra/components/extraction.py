@@ -1,11 +1,20 @@
 """Extraction where it runs on AWS: the consumer of the extraction queue and the trigger sweep.
 
 - ``Extract``: consumes the extraction FIFO queue in batches of up to 10, reporting partial
-  batch failures (``functions/extraction/handler.py``); its 60 s timeout is one sixth of the
-  queue's visibility timeout (``infra.components.fanout``), as AWS advises for SQS sources.
+  batch failures (``functions/extraction/handler.py``). Sized from the worst case of one
+  notice, ``RECORD_WORST_CASE``: every strategy of a rollout (``STRATEGIES``) calling the model
+  twice (one retry of a refused answer), each call bounded at ``MODEL_TIMEOUT`` (the functions'
+  composition root), plus a margin for the stores and the embedder. The timeout holds two such
+  notices, and the handler takes the next notice only while the remaining time covers its
+  worst case (``CAIRN_RECORD_BUDGET_MS``); the rest of the batch goes back as batch failures,
+  so no batch outruns its function. The queue's visibility is six times the timeout
+  (``infra.components.fanout``).
 - ``Sweep``: runs every minute on an EventBridge rule (``functions/sweep/handler.py``): idle
   sessions, stalled releases, unconsumed rollouts. One minute is the granularity of idle
-  timeouts, whose range (10-3,000 s) is AgentCore's.
+  timeouts, whose range (10-3,000 s) is AgentCore's. Untraced (43,800 runs a month, nearly all
+  with nothing to do) and small. A failed invocation is retried by EventBridge (delivery) or
+  not at all (the next minute's run is the retry), and its event kept in ``SweepFailures``
+  (an alarm watches it when the stack has an alarm address).
 
 Data access is granted by the stack (``infra.stack``), never here. The event source mapping is
 the exception CDK makes for itself: wiring the queue grants the function what consuming it
@@ -14,41 +23,50 @@ needs (receive, delete, change visibility, and decrypt with the queue's key).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from aws_cdk import Acknowledgment, Annotations, Aws, Duration, Validations
+from aws_cdk import Acknowledgment, Aws, Duration, Validations
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.components.lambda_defaults import LambdaDefaults
 
-# Built by `make lambda-assets` (Makefile): one folder per function, dependencies included.
-ASSET_ROOT = Path(__file__).resolve().parents[2] / "build" / "lambda"
-EXTRACTION_TIMEOUT = Duration.seconds(60)
+# The worst case of one rollout notice (docs/extraction.md): the built-in strategies each
+# call the model at most twice, each call bounded by the composition root's model timeout
+# (functions/_common/wiring.py, _MODEL_TIMEOUT_SECONDS; a test keeps the two equal).
+MODEL_TIMEOUT = Duration.seconds(45)
+MODEL_ATTEMPTS = 2
+STRATEGIES = 3
+STORE_MARGIN = Duration.seconds(30)  # reads, writes, the staged payload, embeddings
+RECORD_WORST_CASE = Duration.seconds(
+    STRATEGIES * MODEL_ATTEMPTS * int(MODEL_TIMEOUT.to_seconds()) + int(STORE_MARGIN.to_seconds())
+)
+RECORDS_PER_TIMEOUT = 2  # the worst case fits twice: the first notice is always taken
+EXTRACTION_TIMEOUT = Duration.seconds(RECORDS_PER_TIMEOUT * int(RECORD_WORST_CASE.to_seconds()))
 SWEEP_TIMEOUT = Duration.seconds(60)
+SWEEP_MEMORY_MB = 256
 SWEEP_EVERY = Duration.minutes(1)
+SWEEP_RETRIES = 2  # EventBridge's retries of a delivery that failed (throttled, unavailable)
+SWEEP_EVENT_AGE = Duration.minutes(5)  # an older sweep is superseded by the next one
 BATCH_SIZE = 10  # the most an SQS FIFO event source takes
 _PROFILE_PREFIXES = frozenset({"us", "eu", "apac", "global", "us-gov", "ca", "jp", "au"})
 
-_MISSING_ASSET = (
-    "def lambda_handler(event, context):\n"
-    "    raise RuntimeError('cairn: this function was deployed without its code; run make "
-    "lambda-assets, then deploy again')\n"
-)
 
-
-def function_code(name: str) -> tuple[lambda_.Code, str]:
-    """The function's built asset and handler; without a build, a placeholder that fails
-    loudly when invoked (synth and template tests need no build)."""
-    folder = ASSET_ROOT / name
-    if folder.is_dir():
-        return lambda_.Code.from_asset(str(folder)), f"functions.{name}.handler.lambda_handler"
-    return lambda_.Code.from_inline(_MISSING_ASSET), "index.lambda_handler"
+def queue_source(
+    queue: sqs.IQueue, *, batch_size: int, max_concurrency: int | None
+) -> sources.SqsEventSource:
+    """An SQS event source reporting partial batch failures, capped at ``max_concurrency``
+    concurrent invocations when set (``-c maxConcurrency``)."""
+    return sources.SqsEventSource(
+        queue,
+        batch_size=batch_size,
+        report_batch_item_failures=True,
+        max_concurrency=max_concurrency,
+    )
 
 
 class ExtractionFunctions(Construct):
@@ -61,41 +79,63 @@ class ExtractionFunctions(Construct):
         *,
         lambdas: LambdaDefaults,
         queue: sqs.IQueue,
+        max_concurrency: int | None,
     ) -> None:
         super().__init__(scope, construct_id)
-        code, handler = function_code("extraction")
         self.extraction = lambdas.function(
             self,
             "Extract",
-            code=code,
-            handler=handler,
+            asset="extraction",
             description="cairn: extract records from staged rollouts (SQS FIFO consumer)",
             timeout=EXTRACTION_TIMEOUT,
+            environment={"CAIRN_RECORD_BUDGET_MS": str(int(RECORD_WORST_CASE.to_seconds()) * 1000)},
         )
         self.extraction.add_event_source(
-            sources.SqsEventSource(queue, batch_size=BATCH_SIZE, report_batch_item_failures=True)
+            queue_source(queue, batch_size=BATCH_SIZE, max_concurrency=max_concurrency)
         )
-        code, handler = function_code("sweep")
+        self.sweep_failures = sqs.Queue(
+            self,
+            "SweepFailures",
+            # Events only (schedule, time, error): SSE-SQS whatever the stack's key.
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        Validations.of(self.sweep_failures).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions::AwsSolutions-SQS3",
+                reason="It is the sweep's failure destination: a dead-letter queue itself.",
+            )
+        )
         self.sweep = lambdas.function(
             self,
             "Sweep",
-            code=code,
-            handler=handler,
+            asset="sweep",
             description="cairn: claim idle sessions, finish stalled and unconsumed rollouts",
             timeout=SWEEP_TIMEOUT,
-            memory_size=512,
+            memory_size=SWEEP_MEMORY_MB,
+            traced=False,
+        )
+        # The next minute's sweep is the retry of a failed one; the failure is kept.
+        self.sweep.configure_async_invoke(
+            retry_attempts=0,
+            max_event_age=SWEEP_EVENT_AGE,
+            on_failure=destinations.SqsDestination(self.sweep_failures),
         )
         self.schedule = events.Rule(
             self,
             "SweepSchedule",
             description="cairn: run the trigger sweep",
             schedule=events.Schedule.rate(SWEEP_EVERY),
-            targets=[targets.LambdaFunction(self.sweep, retry_attempts=0)],
+            targets=[
+                targets.LambdaFunction(
+                    self.sweep,
+                    retry_attempts=SWEEP_RETRIES,
+                    max_event_age=SWEEP_EVENT_AGE,
+                    dead_letter_queue=self.sweep_failures,
+                )
+            ],
         )
-        if handler.startswith("index."):
-            Annotations.of(self).add_warning_v2(
-                "cairn:asset-missing", "functions built without their code: run make lambda-assets"
-            )
 
 
 def bedrock_model_arns(model_id: str) -> list[str]:

@@ -1,12 +1,15 @@
 """The one place that decides how cairn's Lambda functions run.
 
 Every function gets: Python 3.12 on arm64 (Graviton: cheaper per GB-second), JSON logs into its
-own log group with bounded retention, active X-Ray tracing, the Powertools environment, and the
-stack's shared ``CAIRN_*`` environment. Its role starts with nothing but writing its own logs
-and traces; the stack grants each function exactly the data access it needs.
+own log group with bounded retention, active X-Ray tracing (unless the caller opts out: the
+sweep, which runs every minute), the Powertools environment, and the stack's shared ``CAIRN_*``
+environment. Custom metrics are off unless the stack turns them on (``-c metrics=true``): no
+alarm reads them, and each costs $0.30 a month. Its role starts with nothing but writing its own
+logs and traces; the stack grants each function exactly the data access it needs.
 
-Code comes from ``Code.from_asset("build/lambda/<fn>")``, a folder ``make lambda-assets`` builds
-without Docker (``pip install --target`` with the Lambda platform flags).
+Code comes from ``infra.components.lambda_code``: ``build/lambda/<fn>``, a folder ``make
+lambda-assets`` builds without Docker (``pip install --target`` with the Lambda platform flags),
+or an inline placeholder the template refuses to deploy (offline checks).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+
+from infra.components.lambda_code import LambdaCode
 
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 # Must match LAMBDA_PYTHON in the Makefile: the asset's wheels are built for this interpreter.
@@ -61,11 +66,15 @@ def log_retention(days: int) -> logs.RetentionDays:
     return logs.RetentionDays.TEN_YEARS
 
 
-def powertools_environment(service_name: str = SERVICE_NAME) -> dict[str, str]:
+def powertools_environment(
+    service_name: str = SERVICE_NAME, *, metrics: bool = True
+) -> dict[str, str]:
     """The Powertools settings every function shares (logger, metrics, tracer)."""
     return {
         "POWERTOOLS_SERVICE_NAME": service_name,
         "POWERTOOLS_METRICS_NAMESPACE": service_name,
+        # Off: the EMF lines are not written, so CloudWatch creates (and bills) no metric.
+        "POWERTOOLS_METRICS_DISABLED": "false" if metrics else "true",
         "POWERTOOLS_LOG_LEVEL": "INFO",
         # Memory content is never logged, and neither are raw events or responses.
         "POWERTOOLS_LOGGER_LOG_EVENT": "false",
@@ -83,24 +92,34 @@ class LambdaDefaults(Construct):
         *,
         environment: Mapping[str, str],
         log_retention_days: int,
+        code: LambdaCode | None = None,
+        metrics: bool = True,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.environment = {**powertools_environment(), **environment}
+        self.environment = {**powertools_environment(metrics=metrics), **environment}
         self.log_retention = log_retention(log_retention_days)
+        self.code = code or LambdaCode(placeholder=True)
 
     def function(
         self,
         scope: Construct,
         construct_id: str,
         *,
-        code: lambda_.Code,
-        handler: str,
         description: str,
+        asset: str | None = None,
+        code: lambda_.Code | None = None,
+        handler: str | None = None,
         timeout: Duration = DEFAULT_TIMEOUT,
         memory_size: int = 1024,
         environment: Mapping[str, str] | None = None,
+        traced: bool = True,
     ) -> lambda_.Function:
-        """A function with the defaults; its role may only write its own logs and traces."""
+        """A function with the defaults; its role may only write its own logs and traces.
+        Its code is ``functions/<asset>`` (``self.code``), or ``code`` and ``handler``."""
+        if asset is not None:
+            code, handler = self.code.code(scope, asset)
+        if code is None or handler is None:
+            raise ValueError("give a function either asset= or both code= and handler=")
         log_group = logs.LogGroup(
             scope,
             f"{construct_id}Logs",
@@ -125,10 +144,14 @@ class LambdaDefaults(Construct):
             role=role,
             log_group=log_group,
             logging_format=lambda_.LoggingFormat.JSON,
-            tracing=lambda_.Tracing.ACTIVE,
+            tracing=lambda_.Tracing.ACTIVE if traced else lambda_.Tracing.DISABLED,
             timeout=timeout,
             memory_size=memory_size,
-            environment={**self.environment, **(environment or {})},
+            environment={
+                **self.environment,
+                **({} if traced else {"POWERTOOLS_TRACE_DISABLED": "true"}),
+                **(environment or {}),
+            },
         )
         _acknowledge_defaults(function, role)
         return function

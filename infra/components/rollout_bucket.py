@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Duration, Validations
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from cairn.rollout.staging_keys import KEY_PREFIX
+from infra.components.encryption import RETAINED
 
 
 class RolloutBucket(Construct):
-    """Private, KMS-encrypted, TLS-only, unversioned; unconsumed rollouts expire.
+    """Private, encrypted (``key``, else SSE-S3), TLS-only, unversioned; unconsumed rollouts
+    expire.
 
     Consumers delete a rollout once it is consumed; the lifecycle rule is the backstop that
     expires whatever was never consumed after ``retention_days``. Versioning stays off so that
@@ -19,15 +21,13 @@ class RolloutBucket(Construct):
     """
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, key: kms.IKey, retention_days: int
+        self, scope: Construct, construct_id: str, *, key: kms.IKey | None, retention_days: int
     ) -> None:
         super().__init__(scope, construct_id)
         self.bucket = s3.Bucket(
             self,
             "Bucket",
-            encryption=s3.BucketEncryption.KMS,
-            encryption_key=key,
-            bucket_key_enabled=True,
+            **bucket_encryption(key),
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             enforce_ssl=True,
@@ -43,7 +43,7 @@ class RolloutBucket(Construct):
             ],
             # Emptying it is part of the documented teardown; CloudFormation cannot delete a
             # non-empty bucket, and auto-delete would add a custom-resource Lambda.
-            removal_policy=RemovalPolicy.RETAIN,
+            removal_policy=RETAINED,
         )
         Validations.of(self.bucket).acknowledge(
             Acknowledgment(
@@ -52,3 +52,15 @@ class RolloutBucket(Construct):
                 "data events when needed instead of a log bucket that costs storage at rest.",
             )
         )
+
+
+def bucket_encryption(key: kms.IKey | None) -> dict[str, object]:
+    """SSE-KMS with ``key`` and a bucket key (one KMS request per data key, not per object), or
+    SSE-S3 when the stack uses AWS-managed encryption."""
+    if key is None:
+        return {"encryption": s3.BucketEncryption.S3_MANAGED}
+    return {
+        "encryption": s3.BucketEncryption.KMS,
+        "encryption_key": key,
+        "bucket_key_enabled": True,
+    }

@@ -6,12 +6,12 @@ which moto cannot deploy, and a single-region table is all cairn needs.
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as ddb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from cairn.store.dynamodb.schema import TABLES, KeyAttribute, TableSchema
+from infra.components.encryption import RETAINED
 
 _ATTRIBUTE_TYPES = {
     "S": ddb.AttributeType.STRING,
@@ -26,9 +26,17 @@ _PROJECTIONS = {
 
 
 class MemoryTables(Construct):
-    """One on-demand, PITR-protected, KMS-encrypted table per schema in ``TABLES``."""
+    """One on-demand, PITR-protected, deletion-protected table per schema in ``TABLES``,
+    encrypted with ``key`` (or DynamoDB's AWS-owned key when ``key`` is ``None``).
 
-    def __init__(self, scope: Construct, construct_id: str, *, key: kms.IKey) -> None:
+    Kept through a stack deletion and a replacement, never orphaned by a failed first create
+    (``infra.components.encryption.RETAINED``); deletion protection makes even a deliberate
+    ``delete-table`` a two-step act. A replacement is the one change that would start an empty
+    table beside the kept one: every property that forces it (name, keys, local indexes) comes
+    from the schema, and docs/deploy.md has ``cdk diff`` checked for it before an update.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, key: kms.IKey | None) -> None:
         super().__init__(scope, construct_id)
         self.by_schema: dict[str, ddb.Table] = {
             schema.logical_name: _table(self, schema, key) for schema in TABLES
@@ -41,21 +49,22 @@ def _attribute(attribute: KeyAttribute) -> ddb.Attribute:
     return ddb.Attribute(name=attribute.name, type=_ATTRIBUTE_TYPES[attribute.type])
 
 
-def _table(scope: Construct, schema: TableSchema, key: kms.IKey) -> ddb.Table:
+def _table(scope: Construct, schema: TableSchema, key: kms.IKey | None) -> ddb.Table:
     table = ddb.Table(
         scope,
         schema.logical_name.capitalize(),
         partition_key=_attribute(schema.partition_key),
         sort_key=_attribute(schema.sort_key),
         billing_mode=ddb.BillingMode.PAY_PER_REQUEST,
-        encryption=ddb.TableEncryption.CUSTOMER_MANAGED,
+        encryption=(ddb.TableEncryption.CUSTOMER_MANAGED if key else ddb.TableEncryption.DEFAULT),
         encryption_key=key,
         point_in_time_recovery_specification=ddb.PointInTimeRecoverySpecification(
             point_in_time_recovery_enabled=True
         ),
         time_to_live_attribute=schema.ttl_attribute,
         # Memory is the product: deleting the stack must never delete it (docs/deploy.md).
-        removal_policy=RemovalPolicy.RETAIN,
+        removal_policy=RETAINED,
+        deletion_protection=True,
     )
     for index in schema.global_indexes:
         table.add_global_secondary_index(

@@ -5,8 +5,9 @@
   header, checked in constant time by the function before it does anything else.
 - ``BotSecret``: a Secrets Manager secret holding ``{"bot_token", "webhook_secret"}``; the
   webhook secret is generated here, the bot token is set by the operator after deploying.
-- ``PersonaBucket``: private, KMS-encrypted, versioned; the function reads ``SOUL.md`` and
-  ``USER.md`` from it once per warm container and re-checks their ETags every minute.
+- ``PersonaBucket``: private, encrypted as the stack is, versioned; the function reads
+  ``SOUL.md`` and ``USER.md`` from it once per warm container and re-checks their ETags every
+  minute.
 
 Data access is granted by the stack (``infra.stack``), never here.
 """
@@ -15,15 +16,16 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Duration, Validations
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from infra.components.extraction import function_code
+from infra.components.encryption import RETAINED
 from infra.components.lambda_defaults import LambdaDefaults
+from infra.components.rollout_bucket import bucket_encryption
 
 WEBHOOK_TIMEOUT = Duration.seconds(30)
 PERSONA_FILES = ("SOUL.md", "USER.md")
@@ -39,7 +41,7 @@ class TelegramBot(Construct):
         construct_id: str,
         *,
         lambdas: LambdaDefaults,
-        key: kms.IKey,
+        key: kms.IKey | None,
         model_id: str,
         timezone: str,
     ) -> None:
@@ -68,9 +70,7 @@ class TelegramBot(Construct):
         self.persona = s3.Bucket(
             self,
             "PersonaBucket",
-            encryption=s3.BucketEncryption.KMS,
-            encryption_key=key,
-            bucket_key_enabled=True,
+            **bucket_encryption(key),
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             enforce_ssl=True,
@@ -82,7 +82,7 @@ class TelegramBot(Construct):
                     noncurrent_version_expiration=Duration.days(30),
                 )
             ],
-            removal_policy=RemovalPolicy.RETAIN,
+            removal_policy=RETAINED,
         )
         Validations.of(self.persona).acknowledge(
             Acknowledgment(
@@ -91,12 +91,10 @@ class TelegramBot(Construct):
                 "CloudTrail record changes without a separate log bucket.",
             )
         )
-        code, handler = function_code("telegram")
         self.function = lambdas.function(
             self,
             "Webhook",
-            code=code,
-            handler=handler,
+            asset="telegram",
             description="cairn: Telegram webhook (recall, answer, reply, append)",
             timeout=WEBHOOK_TIMEOUT,
             environment={

@@ -1,4 +1,9 @@
-"""One synth per test session: the real app's stack, a variant, and a Lambda-defaults probe.
+"""One synth per test session: the real app's stacks, a variant, and a Lambda-defaults probe.
+
+- ``DEFAULT_STACK``: through the app's entry point, with a customer-managed key (every KMS
+  grant visible); ``DEFAULTS_STACK``: through the entry point with no setting at all, what
+  ``cdk deploy`` deploys (AWS-managed encryption, no alarms); ``VARIANT_STACK``: every option.
+  All are synthesized with ``lambdaCode=placeholder`` (no built assets in a test run).
 
 Starting jsii and synthesizing costs seconds, so every infra test reads the templates and the
 cdk-nag report that this single synth wrote. The stacks use
@@ -21,12 +26,17 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 PROBE_STACK = "LambdaDefaultsProbe"
 DEFAULT_STACK = "Cairn"
+DEFAULTS_STACK = "CairnDefaults"
 VARIANT_STACK = "CairnOnnxAlarmed"
+OFFLINE = {"lambdaCode": "placeholder"}
 VARIANT = {
     "embedder": "onnx",
     "extraction_model_id": "us.anthropic.claude-3-5-haiku-20241022-v1:0",
     "retention_days": 7,
     "alarm_email": "ops@example.com",
+    "encryption": "customer-key",
+    "max_concurrency": 5,
+    "lambda_code": "placeholder",
 }
 
 
@@ -55,9 +65,18 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     from tests.infra.probe import add_probe_stack
 
     outdir = tmp_path_factory.mktemp("cdk.out")
-    app = App(outdir=str(outdir), context={"stackName": DEFAULT_STACK})
-    # The default stack goes through the app's own entry point (settings from context).
+    app = App(
+        outdir=str(outdir),
+        context={"stackName": DEFAULT_STACK, "encryption": "customer-key", **OFFLINE},
+    )
+    # The default stacks go through the app's own entry point (settings from context).
     build(app, synthesizer=DefaultStackSynthesizer(generate_bootstrap_version_rule=False))
+    CairnStack(
+        app,
+        DEFAULTS_STACK,
+        settings=StackSettings.from_context({"lambdaCode": "placeholder"}.get),
+        synthesizer=DefaultStackSynthesizer(generate_bootstrap_version_rule=False),
+    )
     CairnStack(
         app,
         VARIANT_STACK,
@@ -73,7 +92,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
         failure = str(exc)
     templates = {
         name: json.loads((outdir / f"{name}.template.json").read_text())
-        for name in (DEFAULT_STACK, VARIANT_STACK, PROBE_STACK)
+        for name in (DEFAULT_STACK, DEFAULTS_STACK, VARIANT_STACK, PROBE_STACK)
     }
     report = json.loads((outdir / "validation-report.json").read_text())
     return Synthesized(outdir=outdir, templates=templates, report=report, failure=failure)

@@ -29,7 +29,13 @@ def telegram(synthesized: Synthesized, tmp_path_factory: pytest.TempPathFactory)
 
     outdir = tmp_path_factory.mktemp("cdk.telegram")
     app = App(outdir=str(outdir))
-    context = {"telegram": "true", "telegramModelId": MODEL, "telegramTimezone": "Europe/Lisbon"}
+    context = {
+        "telegram": "true",
+        "telegramModelId": MODEL,
+        "telegramTimezone": "Europe/Lisbon",
+        "encryption": "customer-key",
+        "lambdaCode": "placeholder",
+    }
     CairnStack(
         app,
         TELEGRAM_STACK,
@@ -124,7 +130,8 @@ def test_the_persona_bucket_is_private_encrypted_versioned_and_kept(
     }
     (rule,) = properties["BucketEncryption"]["ServerSideEncryptionConfiguration"]
     assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
-    assert bucket["DeletionPolicy"] == "Retain"
+    assert bucket["DeletionPolicy"] == "RetainExceptOnCreate"
+    assert bucket["UpdateReplacePolicy"] == "Retain"
 
 
 def test_the_webhook_may_do_only_what_it_needs(telegram: dict[str, Any]) -> None:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from cairn.rollout.staging_keys import KEY_PREFIX
 from cairn.store.dynamodb.schema import TABLES, create_table_request
-from tests.infra.conftest import DEFAULT_STACK, VARIANT, VARIANT_STACK, Synthesized
+from tests.infra.conftest import (
+    DEFAULT_STACK,
+    DEFAULTS_STACK,
+    VARIANT,
+    VARIANT_STACK,
+    Synthesized,
+)
 
 pytestmark = [pytest.mark.infra, pytest.mark.slow]
 
@@ -20,6 +27,11 @@ Template = assertions.Template
 @pytest.fixture(scope="module")
 def default(synthesized: Synthesized) -> dict[str, Any]:
     return synthesized.template(DEFAULT_STACK)
+
+
+@pytest.fixture(scope="module")
+def defaults(synthesized: Synthesized) -> dict[str, Any]:
+    return synthesized.template(DEFAULTS_STACK)
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +58,71 @@ def test_one_rotating_kms_key_is_kept_when_the_stack_goes(default: dict[str, Any
     template.resource_count_is("AWS::KMS::Key", 1)
     template.has_resource(
         "AWS::KMS::Key",
-        {"Properties": {"EnableKeyRotation": True}, "DeletionPolicy": "Retain"},
+        {
+            "Properties": {"EnableKeyRotation": True},
+            "DeletionPolicy": "RetainExceptOnCreate",
+            "UpdateReplacePolicy": "Retain",
+        },
     )
+
+
+def test_the_default_stack_encrypts_with_aws_managed_keys_and_holds_no_key_of_its_own(
+    defaults: dict[str, Any],
+) -> None:
+    template = Template.from_json(defaults)
+
+    template.resource_count_is("AWS::KMS::Key", 0)
+    # SSEEnabled false is DynamoDB's AWS-owned key (a table is always encrypted at rest).
+    template.all_resources_properties(
+        "AWS::DynamoDB::Table", {"SSESpecification": {"SSEEnabled": False}}
+    )
+    template.has_resource_properties(
+        "AWS::S3::Bucket",
+        {
+            "BucketEncryption": {
+                "ServerSideEncryptionConfiguration": [
+                    {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+                ]
+            }
+        },
+    )
+    template.all_resources_properties(
+        "AWS::SQS::Queue", {"SqsManagedSseEnabled": True, "KmsMasterKeyId": Match.absent()}
+    )
+    (topic,) = resources(defaults, "AWS::SNS::Topic").values()
+    assert topic["Properties"]["FifoTopic"] is True
+    assert json.dumps(topic["Properties"]["KmsMasterKeyId"]).endswith(':alias/aws/sns"]]}')
+    # Nothing to grant on AWS-managed keys: no function role names a KMS action.
+    for policy in resources(defaults, "AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"]
+            assert not [
+                a
+                for a in ([actions] if isinstance(actions, str) else actions)
+                if a.startswith("kms:")
+            ]
+    assert "KeyArn" not in defaults["Outputs"]
+    assert defaults["Outputs"]["EncryptionMode"]["Value"] == "aws-managed"
+
+
+@pytest.mark.parametrize("stack", [DEFAULT_STACK, DEFAULTS_STACK])
+def test_data_is_retained_through_delete_and_replace_but_not_left_by_a_failed_create(
+    synthesized: Synthesized, stack: str
+) -> None:
+    template = synthesized.template(stack)
+
+    kept = [
+        r
+        for r in template["Resources"].values()
+        if r["Type"] in {"AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::KMS::Key"}
+    ]
+
+    assert len(kept) >= 3
+    for resource in kept:
+        assert resource["DeletionPolicy"] == "RetainExceptOnCreate"
+        assert resource["UpdateReplacePolicy"] == "Retain"
+    for table in resources(template, "AWS::DynamoDB::Table").values():
+        assert table["Properties"]["DeletionProtectionEnabled"] is True
 
 
 @pytest.mark.parametrize("schema", TABLES, ids=lambda s: s.logical_name)
@@ -91,8 +166,9 @@ def test_tables_are_on_demand_point_in_time_recoverable_kms_encrypted_and_kept(
                     "SSEType": "KMS",
                     "KMSMasterKeyId": key_arn(default),
                 },
+                "DeletionProtectionEnabled": True,
             },
-            "DeletionPolicy": "Retain",
+            "DeletionPolicy": "RetainExceptOnCreate",
         },
     )
 
@@ -128,7 +204,7 @@ def test_the_rollout_bucket_is_private_kms_encrypted_and_unversioned(
                 # Versioning would turn erase into a delete marker over intact content.
                 "VersioningConfiguration": Match.absent(),
             },
-            "DeletionPolicy": "Retain",
+            "DeletionPolicy": "RetainExceptOnCreate",
         },
     )
 
@@ -195,6 +271,16 @@ def test_the_rollout_topic_is_fifo_encrypted_and_tls_only(default: dict[str, Any
     )
 
 
+def fifo_queues(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The fan-out's queues: the workers and their dead-letter queues (the sweep's failure
+    queue is a standard queue, tests/infra/test_extraction.py)."""
+    return {
+        lid: r
+        for lid, r in resources(template, "AWS::SQS::Queue").items()
+        if r["Properties"].get("FifoQueue")
+    }
+
+
 def worker_queues(template: dict[str, Any]) -> dict[str, str]:
     """Each worker queue's logical id -> the logical id of its dead-letter queue."""
     return {
@@ -207,7 +293,7 @@ def worker_queues(template: dict[str, Any]) -> dict[str, str]:
 def test_extraction_and_consolidation_queues_each_have_a_dead_letter_queue(
     default: dict[str, Any],
 ) -> None:
-    queues = resources(default, "AWS::SQS::Queue")
+    queues = fifo_queues(default)
     workers = worker_queues(default)
 
     assert sorted(lid.removeprefix("Fanout")[:5] for lid in workers) == ["Conso", "Extra"]
@@ -220,12 +306,14 @@ def test_extraction_and_consolidation_queues_each_have_a_dead_letter_queue(
         assert queues[dead_letters]["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600
 
 
-def test_every_queue_is_fifo_kms_encrypted_and_tls_only(default: dict[str, Any]) -> None:
+def test_every_fanout_queue_is_fifo_kms_encrypted_and_every_queue_tls_only(
+    default: dict[str, Any],
+) -> None:
+    assert len(fifo_queues(default)) == 4
+    for queue in fifo_queues(default).values():
+        assert queue["Properties"]["KmsMasterKeyId"] == key_arn(default)
     template = Template.from_json(default)
-
-    template.all_resources_properties(
-        "AWS::SQS::Queue", {"FifoQueue": True, "KmsMasterKeyId": key_arn(default)}
-    )
+    template.resource_properties_count_is("AWS::SQS::Queue", {"FifoQueue": Match.absent()}, 1)
     protected = {
         queue["Ref"]
         for policy in resources(default, "AWS::SQS::QueuePolicy").values()
@@ -263,22 +351,56 @@ def test_sns_may_use_the_key_to_deliver_into_the_encrypted_queues(
 
     assert len(sns_statements) == 1
     assert set(sns_statements[0]["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey"}
+    # SNS may use the key on behalf of this account only.
+    assert sns_statements[0]["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    }
 
 
-def test_an_alarm_watches_each_dead_letter_queue(default: dict[str, Any]) -> None:
-    alarms = resources(default, "AWS::CloudWatch::Alarm").values()
+@pytest.mark.parametrize("stack", [DEFAULT_STACK, VARIANT_STACK])
+def test_every_service_statement_of_the_key_policy_is_bound_to_this_account(
+    synthesized: Synthesized, stack: str
+) -> None:
+    (key,) = resources(synthesized.template(stack), "AWS::KMS::Key").values()
+
+    services = [
+        s for s in key["Properties"]["KeyPolicy"]["Statement"] if "Service" in s["Principal"]
+    ]
+
+    assert services
+    for statement in services:
+        conditions = {name for operator in statement["Condition"].values() for name in operator}
+        assert conditions & {"aws:SourceAccount", "aws:SourceArn"}, statement
+
+
+def test_without_an_alarm_address_no_alarm_is_created(
+    default: dict[str, Any], defaults: dict[str, Any]
+) -> None:
+    for template in (default, defaults):
+        assert resources(template, "AWS::CloudWatch::Alarm") == {}
+        assert resources(template, "AWS::SNS::Subscription").keys() == {
+            lid
+            for lid, r in resources(template, "AWS::SNS::Subscription").items()
+            if r["Properties"]["Protocol"] == "sqs"
+        }
+
+
+def test_an_alarm_watches_each_dead_letter_queue(variant: dict[str, Any]) -> None:
+    dead_letters = set(worker_queues(variant).values())
 
     watched = set()
-    for alarm in alarms:
+    for alarm in resources(variant, "AWS::CloudWatch::Alarm").values():
         properties = alarm["Properties"]
-        assert properties["MetricName"] == "ApproximateNumberOfMessagesVisible"
-        assert properties["Threshold"] == 1
-        assert properties["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
-        assert "AlarmActions" not in properties  # no e-mail configured: nowhere to send
+        if properties.get("MetricName") != "ApproximateNumberOfMessagesVisible":
+            continue
         (dimension,) = properties["Dimensions"]
-        watched.add(dimension["Value"]["Fn::GetAtt"][0])
+        queue = dimension["Value"]["Fn::GetAtt"][0]
+        if queue in dead_letters:
+            assert properties["Threshold"] == 1
+            assert properties["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+            watched.add(queue)
 
-    assert watched == set(worker_queues(default).values())
+    assert watched == dead_letters
 
 
 def test_an_alarm_email_gets_an_encrypted_topic_that_every_alarm_notifies(
