@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXTRAS ?= dev,onnx
 
-.PHONY: demo test check lint format typecheck bench bench-quick clean test-sdk
+.PHONY: demo test check stack-check lint format typecheck bench bench-quick clean test-sdk
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,11 @@ format: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy shared/cairn
 
-check: lint typecheck test
+check: lint typecheck test stack-check
+
+# Every stack variant synthesized offline, cdk-nag and cfn-lint over each (infra/check.py).
+stack-check: $(STAMP)
+	$(CDK_ENV) $(PY) -m infra.check
 
 # Bench-only packages (the plot, the mem0 peer); mem0ai goes in without its protobuf<7 pin,
 # which constraints.txt refuses and mem0 never imports (see benchmarks/requirements.txt).
@@ -65,30 +69,47 @@ test-sdk: $(STAMP)
 clean:
 	rm -rf $(VENV) .cairn-demo .pytest_cache .mypy_cache .ruff_cache build shared/*.egg-info
 
-# --- AWS: the CDK template and the Lambda code assets (no Docker) ----------------------------
-# `make synth` writes cdk.out/ offline (no AWS account needed) and fails on any unacknowledged
-# cdk-nag AwsSolutions finding. `make lambda-assets` downloads wheels from PyPI, so `make test`
-# never runs it: each functions/<fn>/ becomes build/lambda/<fn>/ (dependencies built for the
-# Lambda platform + the functions package), ready for `Code.from_asset`. LAMBDA_PYTHON must
-# match the runtime in infra/components/lambda_defaults.py (a test checks it); add the onnx
-# extra (LAMBDA_EXTRAS=aws,onnx) when deploying with `-c embedder=onnx`.
+# --- AWS: the CDK template, the Lambda code assets (no Docker) and the deploy -----------------
+# `make deploy` is the one command from a fresh clone: it builds the Lambda assets, then runs
+# `cdk deploy` with this checkout's Python (CDK_ARGS passes more `-c key=value`; EMBEDDER=onnx
+# builds the onnx extra in and deploys with `-c embedder=onnx`). A `cdk deploy` without built
+# assets refuses to synthesize (infra/components/lambda_code.py). `make synth` writes cdk.out/
+# offline with placeholder code, in a template CloudFormation refuses to deploy, and fails on
+# any unacknowledged cdk-nag finding. `make lambda-assets` downloads wheels from PyPI, so `make
+# test` never runs it: each functions/<fn>/ becomes build/lambda/<fn>/ (dependencies built for
+# the Lambda platform + the functions package, compiled to bytecode by the Lambda's Python
+# version), and build/lambda/manifest.json records the extras built in. LAMBDA_PYTHON must
+# match the runtime in infra/components/lambda_defaults.py (a test checks it).
 CDK_ENV := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 CDK_DISABLE_CLI_TELEMETRY=true
 LAMBDA_PYTHON ?= 3.12
-LAMBDA_EXTRAS ?= aws
+EMBEDDER ?= bedrock
+ONNX_EXTRAS := aws,onnx
+LAMBDA_EXTRAS ?= $(if $(filter onnx,$(EMBEDDER)),$(ONNX_EXTRAS),aws)
 LAMBDA_REQUIREMENTS ?= aws-lambda-powertools[tracer]
 # Lambda's Python 3.12 runs on Amazon Linux 2023 (glibc 2.34): manylinux_2_28 wheels run there, and
 # current numpy ships no manylinux2014 aarch64 wheel any more. pip expands each to older tags.
 LAMBDA_PLATFORMS := --platform manylinux2014_aarch64 --platform manylinux_2_28_aarch64
 FUNCTIONS_DIR ?= functions
 LAMBDA_BUILD := build/lambda
+CDK ?= npx --yes aws-cdk@2
+CDK_ARGS ?=
 
-.PHONY: synth lambda-assets
+.PHONY: synth lambda-assets deploy deploy-prerequisites
 
 synth: $(STAMP)
 	rm -rf cdk.out
-	$(CDK_ENV) $(PY) -m infra.app
+	$(CDK_ENV) CDK_CONTEXT_JSON='{"lambdaCode":"placeholder"}' $(PY) -m infra.app
+
+deploy-prerequisites:
+	@command -v node >/dev/null || { echo "deploy needs Node.js 20+ (the CDK CLI runs on it)"; exit 1; }
+	@command -v python$(LAMBDA_PYTHON) >/dev/null || { echo "deploy needs python$(LAMBDA_PYTHON) on PATH to compile the Lambda bytecode"; exit 1; }
+	@command -v aws >/dev/null && aws sts get-caller-identity >/dev/null 2>&1 || { echo "deploy needs AWS credentials: aws sts get-caller-identity must work"; exit 1; }
+
+deploy: deploy-prerequisites lambda-assets
+	$(CDK_ENV) $(CDK) deploy --app "$(PY) -m infra.app" -c embedder=$(EMBEDDER) $(CDK_ARGS)
 
 lambda-assets: $(STAMP)
+	@command -v python$(LAMBDA_PYTHON) >/dev/null || { echo "lambda-assets needs python$(LAMBDA_PYTHON) on PATH to compile the bytecode Lambda runs"; exit 1; }
 	rm -rf $(LAMBDA_BUILD) build/lambda-deps build/wheels
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir build/wheels .
 	$(PY) -m pip install --quiet --target build/lambda-deps --no-compile \
@@ -105,5 +126,8 @@ lambda-assets: $(STAMP)
 	    if [ -d $(FUNCTIONS_DIR)/_common ]; then cp -R $(FUNCTIONS_DIR)/_common "$$out/functions/"; fi; \
 	    cp -R "$$dir" "$$out/functions/$$fn"; \
 	    find "$$out" -name __pycache__ -prune -exec rm -rf {} +; \
+	    python$(LAMBDA_PYTHON) -m compileall -q -j 0 --invalidation-mode unchecked-hash "$$out" >/dev/null; \
 	    echo "built $$out"; \
 	done
+	$(PY) -c 'import json, sys; print(json.dumps({"extras": sys.argv[1].split(","), "python": sys.argv[2]}))' \
+	    "$(LAMBDA_EXTRAS)" "$(LAMBDA_PYTHON)" > $(LAMBDA_BUILD)/manifest.json

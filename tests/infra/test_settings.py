@@ -19,6 +19,26 @@ def test_an_empty_context_gives_the_documented_defaults() -> None:
     assert settings.extraction_model_id == "amazon.nova-lite-v1:0"
     assert settings.retention_days == 30
     assert settings.alarm_email is None
+    assert settings.encryption == "aws-managed"
+    assert settings.max_concurrency is None
+    assert settings.metrics is False
+    assert settings.lambda_code == "build"
+
+
+def test_the_telegram_model_defaults_to_the_extraction_model_as_documented() -> None:
+    chosen = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+
+    assert from_context(extractionModelId=chosen).telegram_model == chosen
+    assert from_context().telegram_model == "amazon.nova-lite-v1:0"
+    assert from_context(extractionModelId=chosen, telegramModelId="x.y").telegram_model == "x.y"
+
+
+def test_the_cost_and_scale_properties_are_parsed_from_strings() -> None:
+    settings = from_context(encryption="customer-key", maxConcurrency="10", metrics="true")
+
+    assert settings.customer_key
+    assert settings.max_concurrency == 10
+    assert settings.metrics is True
 
 
 def test_context_strings_from_the_command_line_are_parsed() -> None:
@@ -44,6 +64,9 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         ("retentionDays", "forever"),
         ("alarmEmail", "not-an-address"),
         ("extractionModelId", "model id with spaces"),
+        ("encryption", "none"),
+        ("maxConcurrency", "1"),
+        ("lambdaCode", "inline"),
     ],
 )
 def test_a_bad_property_is_refused_naming_its_context_key(key: str, value: str) -> None:
