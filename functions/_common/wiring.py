@@ -26,7 +26,9 @@ from cairn.ports import Clock, Embedder, ModelProvider, Stores
 # Inside a Lambda: a few quick retries, and answers well within the function's timeout.
 _AWS_CONFIG = {"retries": {"mode": "standard", "max_attempts": 3}, "connect_timeout": 2}
 _READ_TIMEOUT_SECONDS = 5
-_MODEL_TIMEOUT_SECONDS = 45.0  # under the extraction function's 60 s timeout
+# One model call's bound; infra.components.extraction sizes the extraction function from it
+# (MODEL_TIMEOUT: a test keeps the two equal).
+_MODEL_TIMEOUT_SECONDS = 45.0
 # One Titan embedding answers in tens of milliseconds; recall may embed a few dozen texts.
 _EMBED_TIMEOUT_SECONDS = 5.0
 
@@ -38,12 +40,13 @@ class Deployment:
     items_table: str
     events_table: str
     rollout_bucket: str
-    kms_key_id: str
     rollout_topic_arn: str
     embedder: str
     extraction_model_id: str
     # Optional: older stacks did not set it, and the embedder's own default is the stack's.
     embedding_model_id: str = ""
+    # Empty with AWS-managed encryption: payloads take the bucket's default (SSE-S3).
+    kms_key_id: str = ""
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str]) -> Deployment:
@@ -51,7 +54,6 @@ class Deployment:
             "items_table": "CAIRN_ITEMS_TABLE",
             "events_table": "CAIRN_EVENTS_TABLE",
             "rollout_bucket": "CAIRN_ROLLOUT_BUCKET",
-            "kms_key_id": "CAIRN_KMS_KEY_ID",
             "rollout_topic_arn": "CAIRN_ROLLOUT_TOPIC_ARN",
             "embedder": "CAIRN_EMBEDDER",
             "extraction_model_id": "CAIRN_EXTRACTION_MODEL_ID",
@@ -65,7 +67,14 @@ class Deployment:
         return cls(
             **{field: environ[variable] for field, variable in names.items()},
             embedding_model_id=environ.get("CAIRN_EMBEDDING_MODEL_ID", ""),
+            kms_key_id=environ.get("CAIRN_KMS_KEY_ID", ""),
         )
+
+
+def record_budget_ms() -> int:
+    """The invocation time one more extraction notice needs at worst (``CAIRN_RECORD_BUDGET_MS``,
+    set by ``infra.components.extraction``); 0 where it is not set (no check)."""
+    return int(os.environ.get("CAIRN_RECORD_BUDGET_MS") or 0)
 
 
 @dataclass

@@ -8,6 +8,12 @@ which returns the whole batch the same way. After the queue's ``maxReceiveCount`
 message moves to the dead-letter queue, while its rollout stays announced for the sweep to
 announce again.
 
+A notice is taken only while the invocation's remaining time covers its worst case
+(``wiring.record_budget_ms``, sized by the stack): the rest of the batch is reported failed
+untouched (``RolloutsDeferred``, not an error) and comes back after the visibility timeout, so
+a batch never outruns the function. The stack's timeout holds the worst case twice, so the
+first notice of a batch is always taken.
+
 Idempotent per rollout id through the rollout index, not Powertools' idempotency utility: the
 index already records each rollout's state, so ``consume`` skips a consumed one without a second
 table or item per message (and the extractor is itself idempotent per rollout id).
@@ -30,8 +36,15 @@ from functions._common.observability import count, logger, metrics, tracer
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 
 
+class NoTimeForNoticeError(Exception):
+    """What is left of the invocation cannot cover one more notice's worst case."""
+
+
 @tracer.capture_method
-def record_handler(record: SQSRecord) -> None:
+def record_handler(record: SQSRecord, lambda_context: Any) -> None:
+    if lambda_context.get_remaining_time_in_millis() < wiring.record_budget_ms():
+        count("RolloutsDeferred", 1)
+        raise NoTimeForNoticeError("deferred to a later invocation: not enough time left")
     outcome = consume(decode_notice(record.body), wiring.consumer())
     logger.info(
         "rollout handled", extra={"rollout_id": outcome.rollout_id, "status": outcome.status}

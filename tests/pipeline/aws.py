@@ -132,7 +132,17 @@ class LambdaContext:
     aws_request_id: str = "00000000-0000-0000-0000-000000000000"
 
     def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+        return 600_000  # the extraction function's timeout (infra.components.extraction)
+
+
+@dataclass(frozen=True)
+class CountdownContext(LambdaContext):
+    """A context whose remaining time is read from ``remaining``, one value per call."""
+
+    remaining: list[int] = field(default_factory=list)
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining.pop(0)
 
 
 def sqs_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
@@ -168,13 +178,13 @@ class LambdaRuntime:
         ).get("Messages", [])
         return messages
 
-    def deliver(self, messages: list[dict[str, Any]]) -> list[str]:
+    def deliver(self, messages: list[dict[str, Any]], context: Any = None) -> list[str]:
         """Invoke the handler with ``messages``; delete successes, release failures (every
         message, when the invocation itself fails). Returns the ids of the failed messages."""
         event = {"Records": [sqs_record(m, self.deployment.queue_arn) for m in messages]}
         self.invocations.append(event)
         try:
-            response = self.handler(event, LambdaContext())
+            response = self.handler(event, context or LambdaContext())
         except Exception:  # an invocation error returns the whole batch to the queue
             failed = {m["MessageId"] for m in messages}
         else:

@@ -17,7 +17,7 @@ from cairn.extract.triggers import embedded_memory, policy_for
 from cairn.local.system import EmbeddedExtraction
 from cairn.rollout.index import REDELIVER_AFTER, STALL_AFTER, Rollout, RolloutState
 from cairn.rollout.payload import decode_notice
-from tests.pipeline.aws import Deployment, LambdaContext, LambdaRuntime
+from tests.pipeline.aws import CountdownContext, Deployment, LambdaContext, LambdaRuntime
 from tests.pipeline.conftest import SwitchableModel
 from tests.pipeline.faults import (
     AnswersGarbage,
@@ -157,6 +157,43 @@ def test_a_model_timeout_is_retried_by_the_queue_and_then_consumed(
 
     assert_accounted_for(wiring.stores(), SCOPE, acknowledged, [claim.rollout_id])
     assert_remembered(live_records(wiring.stores()), claim.rollout_id)
+
+
+def test_a_notice_the_remaining_time_cannot_cover_goes_back_untouched_and_is_consumed_later(
+    deployment: Deployment,
+    extraction_lambda: LambdaRuntime,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from functions._common import wiring
+
+    budget = 300_000  # what the stack sets (infra.components.extraction.RECORD_WORST_CASE)
+    monkeypatch.setenv("CAIRN_RECORD_BUDGET_MS", str(budget))
+    pipeline = wiring.pipeline()
+    claims = []
+    for actor in ("user-a", "user-b"):
+        scope = SCOPE.model_copy(update={"actor_id": actor})
+        for role, text in TURNS:
+            appended = pipeline.append(scope, turn(role, text, clock), POLICY)
+        assert appended.claim is not None
+        claims.append((scope, appended.claim.rollout_id))
+    messages = extraction_lambda.receive()
+    assert len(messages) == 2
+
+    # Enough time for the first notice; then less than one notice's worst case.
+    failed = extraction_lambda.deliver(
+        messages, CountdownContext(remaining=[budget + 1, budget - 1])
+    )
+
+    assert failed == [messages[1]["MessageId"]]
+    rollouts = wiring.stores().rollouts
+    assert rollouts is not None
+    states = [rollouts.get(scope, rollout_id).state for scope, rollout_id in claims]
+    assert states == [RolloutState.CONSUMED, RolloutState.ANNOUNCED]
+    assert extraction_lambda.dead_letters() == []
+
+    assert extraction_lambda.poll() == []  # the next invocation takes it
+    assert rollouts.get(*claims[1]).state is RolloutState.CONSUMED
 
 
 def test_a_model_that_keeps_timing_out_goes_to_the_dead_letter_queue_and_is_announced_again(

@@ -67,3 +67,16 @@ def test_an_embedder_the_library_does_not_know_is_named_with_the_fix(
             wiring.embedder()
     finally:
         wiring.configure()
+
+
+def test_a_stack_with_aws_managed_encryption_stages_under_the_buckets_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _environment(monkeypatch, CAIRN_KMS_KEY_ID="")
+    wiring.configure()
+    try:
+        staging = wiring.staging()
+    finally:
+        wiring.configure()
+
+    assert staging.kms_key_id == ""  # no SSE-KMS header: the bucket's SSE-S3 applies

@@ -55,6 +55,27 @@ def test_objects_are_encrypted_with_the_configured_kms_key(session: Any) -> None
     assert head["SSEKMSKeyId"].endswith(key_id)
 
 
+def test_without_a_key_objects_take_the_buckets_default_encryption(session: Any) -> None:
+    with moto.mock_aws():
+        s3 = session.client("s3")
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_bucket_encryption(
+            Bucket=BUCKET,
+            ServerSideEncryptionConfiguration={
+                "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]
+            },
+        )
+        store = S3StagingStore(s3, bucket=BUCKET)
+
+        key = store.put(SCOPE, "ro-1", b"x")
+        head = s3.head_object(Bucket=BUCKET, Key=key)
+        again = store.put(SCOPE, "ro-1", b"x")  # a retried put is still recognised
+
+    assert head["ServerSideEncryption"] == "AES256"
+    assert "SSEKMSKeyId" not in head
+    assert again == key
+
+
 def test_a_put_is_a_conditional_create_under_sse_kms(
     stubbed: tuple[S3StagingStore, Stubber],
 ) -> None:

@@ -1,6 +1,8 @@
 """Staged rollouts in S3: the AWS ``StagingStore``, with its boto3 client injected.
 
-Every object is written with SSE-KMS under the configured key and ``If-None-Match: *``, so S3
+Every object is written with SSE-KMS under the configured key (or, with no key, under the
+bucket's default encryption: SSE-S3 in a stack with AWS-managed encryption) and
+``If-None-Match: *``, so S3
 itself refuses to replace a staged payload: a retried put of the same bytes is recognised by
 reading the object back, different bytes raise ``RolloutConflictError``. Keys come from
 ``cairn.rollout.staging_keys`` and never carry user text. The bucket must not be versioned
@@ -8,7 +10,8 @@ reading the object back, different bytes raise ``RolloutConflictError``. Keys co
 hide content behind delete markers instead of destroying it.
 
 The caller's role needs ``s3:PutObject``, ``s3:GetObject``, ``s3:DeleteObject`` and
-``s3:ListBucket`` on the bucket, and ``kms:GenerateDataKey`` / ``kms:Decrypt`` on the key.
+``s3:ListBucket`` on the bucket, and ``kms:GenerateDataKey`` / ``kms:Decrypt`` on the key (if
+any).
 Without ``s3:ListBucket`` S3 reports a missing object as AccessDenied, which surfaces as
 ``ConfigurationError`` instead of ``RolloutNotFoundError``.
 
@@ -68,9 +71,10 @@ class S3Client(Protocol):
 
 
 class S3StagingStore:
-    """Write-once staged payloads in ``bucket``, encrypted with the KMS key ``kms_key_id``."""
+    """Write-once staged payloads in ``bucket``, encrypted with the KMS key ``kms_key_id``
+    (the bucket's default encryption when it is empty)."""
 
-    def __init__(self, client: S3Client, *, bucket: str, kms_key_id: str) -> None:
+    def __init__(self, client: S3Client, *, bucket: str, kms_key_id: str = "") -> None:
         self._client = client
         self.bucket = bucket
         self.kms_key_id = kms_key_id
@@ -128,17 +132,21 @@ class S3StagingStore:
         try:
             with _translated_errors(self.bucket, passthrough=frozenset({"PreconditionFailed"})):
                 self._client.put_object(
-                    Bucket=self.bucket,
-                    Key=key,
-                    Body=payload,
-                    ServerSideEncryption="aws:kms",
-                    SSEKMSKeyId=self.kms_key_id,
-                    BucketKeyEnabled=True,
-                    IfNoneMatch="*",
+                    Bucket=self.bucket, Key=key, Body=payload, IfNoneMatch="*", **self._sse()
                 )
         except ClientError:
             return False
         return True
+
+    def _sse(self) -> dict[str, Any]:
+        """SSE-KMS under the configured key, or nothing: the bucket's default encryption."""
+        if not self.kms_key_id:
+            return {}
+        return {
+            "ServerSideEncryption": "aws:kms",
+            "SSEKMSKeyId": self.kms_key_id,
+            "BucketKeyEnabled": True,
+        }
 
     def _read(self, key: str, rollout_id: str) -> bytes:
         try:
