@@ -25,6 +25,7 @@ from benchmarks.cost_report import (
     inputs_table,
     metrics_line,
     operations,
+    options_table,
     prices,
     stack_table,
     storage,
@@ -84,6 +85,13 @@ WORKLOADS = (
     ),
 )
 SIZES = tuple(sorted({w.records_per_actor for w in WORKLOADS}))
+# The stack properties that change the bill, each costed on its own (infra/settings.py).
+OPTIONS: dict[str, dict[str, str]] = {
+    "encryption=customer-key": {"encryption": "customer-key"},
+    "alarmEmail=...": {"alarmEmail": "ops@example.com"},
+    "maxConcurrency=10": {"maxConcurrency": "10"},
+    "metrics=true": {"metrics": "true"},
+}
 
 
 def _months(measured: Measurements, stack: StackShape, inputs: Inputs) -> list[tuple[Month, Month]]:
@@ -93,7 +101,24 @@ def _months(measured: Measurements, stack: StackShape, inputs: Inputs) -> list[t
     ]
 
 
-def document(measured: Measurements, stack: StackShape, inputs: Inputs, seconds: float) -> str:
+def _options(
+    measured: Measurements, stack: StackShape, options: dict[str, StackShape], inputs: Inputs
+) -> list[str]:
+    defaults = [month(w, SHAPES[0], measured, stack, inputs) for w in WORKLOADS]
+    with_option = {
+        name: [month(w, SHAPES[0], measured, stack, inputs) for w in WORKLOADS]
+        for name, stack in options.items()
+    }
+    return options_table(defaults, with_option, options)
+
+
+def document(
+    measured: Measurements,
+    stack: StackShape,
+    inputs: Inputs,
+    seconds: float,
+    options: dict[str, StackShape] | None = None,
+) -> str:
     """docs/cost.md; everything but the date and the measured timings is deterministic."""
     months = _months(measured, stack, inputs)
     sizes = message_sizes()
@@ -119,6 +144,14 @@ def document(measured: Measurements, stack: StackShape, inputs: Inputs, seconds:
         "AgentCore's built-in strategies run their extraction model on AWS's side, inside the "
         "record price; with self-managed strategies you run and pay for your own model. cairn's "
         "extraction model is yours as well: compare cairn plus its tokens with either column.",
+        "",
+        '<a id="cost-options"></a>The defaults (`cdk deploy` with no `-c`) are chosen for '
+        "one user: AWS-managed encryption, no alarm without an alarm address, no custom "
+        "metrics, an untraced sweep, event source mappings without a maximum concurrency. "
+        "Each option adds to every workload's month (library shape) what the table shows; "
+        "docs/deploy.md says when to choose it.",
+        "",
+        *(_options(measured, stack, options, inputs) if options else []),
         "",
         "## Where each workload's money goes",
         "",
@@ -229,8 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     stack = read_stack()
+    options = {name: read_stack(context) for name, context in OPTIONS.items()}
     measured = run_measurements(SIZES, repeats=1 if args.quick else 3)
-    page = document(measured, stack, Inputs(), time.perf_counter() - started)
+    page = document(measured, stack, Inputs(), time.perf_counter() - started, options)
     if args.quick:
         print(page)
         return 0

@@ -39,7 +39,11 @@ class Inputs:
     embed_seconds_per_text: float = 0.05  # one Titan v2 InvokeModel
     platform_log_bytes: int = 500  # Lambda's platform start/report records per invocation
     kms_cache_seconds: int = 300  # data keys are reused this long by each service
-    esm_pollers: int = 5  # the SQS event source mapping's long pollers on an idle queue
+    # An idle SQS event source mapping's long pollers: AWS scales one down to 2 when traffic is
+    # low, except when it has a maximum concurrency (then it keeps 5). Lambda developer guide,
+    # "Configuring scaling behavior for SQS event source mappings".
+    esm_pollers: int = 2
+    esm_pollers_capped: int = 5
     esm_wait_seconds: int = 20  # each long poll's wait
 
 
@@ -136,7 +140,7 @@ def month(
     if shape == "api":
         invocations["api"] = round(v.messages + v.recalls)
     calls = v.messages + v.recalls
-    usage += _estimated(usage, invocations, calls, ops, inputs, stack.queue_consumers)
+    usage += _estimated(usage, invocations, calls, ops, inputs, stack)
     recall_key = "recall" if shape == "library" else "retrieve"
     return Month(
         workload=workload,
@@ -170,11 +174,13 @@ def _estimated(
     calls: float,
     ops: dict[str, Operation],
     inputs: Inputs,
-    queues: int,
+    stack: StackShape,
 ) -> Usage:
     """Quantities no request of ours shows: KMS data-key requests (one per service per cache
-    period while the service is used), the event source mapping's long polls of the queue,
-    X-Ray traces of the functions, and the custom metrics their logs publish."""
+    period while the service is used; with AWS-managed encryption only SNS's, the one service
+    on a KMS key: DynamoDB's owned key, SSE-S3 and SSE-SQS make no KMS request), the event
+    source mappings' long polls of their queues, X-Ray traces of the traced functions, and the
+    custom metrics their logs publish (none when the stack turns them off)."""
     cap = SECONDS_PER_MONTH / inputs.kms_cache_seconds
     callers: dict[str, list[float]] = {
         # each principal reading the tables: the sweep, extraction, the caller (or the API)
@@ -183,13 +189,23 @@ def _estimated(
         "sns": [usage.sns_publishes],
         "sqs": [invocations["extraction"], invocations["consolidation"]],
     }
+    if stack.encryption != "customer-key":
+        callers = {"sns": callers["sns"]}
     kms = sum(min(cap, n) for per_service in callers.values() for n in per_service if n > 0)
-    polls = queues * inputs.esm_pollers * SECONDS_PER_MONTH / inputs.esm_wait_seconds
+    capped = stack.capped_consumers
+    pollers = capped * inputs.esm_pollers_capped + (stack.queue_consumers - capped) * (
+        inputs.esm_pollers
+    )
+    traced = {
+        name: n
+        for name, n in invocations.items()
+        if name not in stack.functions or stack.functions[name].traced
+    }
     return Usage(
         kms_requests=kms,
-        sqs_requests=polls,
-        xray_traces=sum(xray_traces(n) for n in invocations.values()),
-        custom_metrics=_metric_months(invocations, ops),
+        sqs_requests=pollers * SECONDS_PER_MONTH / inputs.esm_wait_seconds,
+        xray_traces=sum(xray_traces(n) for n in traced.values()),
+        custom_metrics=_metric_months(invocations, ops) if stack.custom_metrics else 0.0,
     )
 
 

@@ -197,7 +197,10 @@ def inputs_table(inputs: Inputs) -> list[str]:
         "embed_seconds_per_text": "seconds one Titan v2 embedding takes",
         "platform_log_bytes": "bytes of Lambda platform records (start, report) per invocation",
         "kms_cache_seconds": "how long DynamoDB, S3, SNS and SQS reuse a KMS data key",
-        "esm_pollers": "long polls the SQS event source mapping keeps open on the queue",
+        "esm_pollers": "long polls an idle SQS event source mapping keeps open on its queue "
+        "(AWS scales one down to 2 at low traffic)",
+        "esm_pollers_capped": "the same, for a mapping with a maximum concurrency (AWS: the "
+        "scale-down is not available with it)",
         "esm_wait_seconds": "the wait of each long poll (an empty receive is still a request)",
     }
     lines = ["| input | value | meaning |", "|---|---|---|"]
@@ -207,19 +210,50 @@ def inputs_table(inputs: Inputs) -> list[str]:
 
 def stack_table(stack: StackShape) -> list[str]:
     lines = [
-        "| function | memory | timeout | architecture | in the stack |",
-        "|---|---|---|---|---|",
+        "| function | memory | timeout | architecture | X-Ray | in the stack |",
+        "|---|---|---|---|---|---|",
     ]
     for name, f in sorted(stack.functions.items()):
         deployed = "yes" if f.deployed else "not yet: the Lambda defaults"
+        traced = "active" if f.traced else "off"
         lines.append(
-            f"| {name} | {f.memory_mb} MB | {f.timeout_s} s | {f.architecture} | {deployed} |"
+            f"| {name} | {f.memory_mb} MB | {f.timeout_s} s | {f.architecture} | {traced} "
+            f"| {deployed} |"
         )
     lines.append(
-        f"\nAlso billed by the month: {stack.kms_keys} KMS key(s), {stack.alarms} CloudWatch "
-        f"alarm(s). Each rollout notice goes to {stack.topic_subscriptions} queue(s); "
-        f"{stack.queue_consumers} function(s) poll a queue; {stack.http_apis} HTTP API(s). "
-        f"Region: {REGION}. Embedder: `{stack.embedder}`; extraction model: "
-        f"`{stack.extraction_model_id}`."
+        f"\nEncryption: {stack.encryption}. Also billed by the month: {stack.kms_keys} KMS "
+        f"key(s), {stack.alarms} CloudWatch alarm(s); custom metrics "
+        f"{'published' if stack.custom_metrics else 'off'}. Each rollout notice goes to "
+        f"{stack.topic_subscriptions} queue(s); {stack.queue_consumers} function(s) poll a "
+        f"queue, {stack.capped_consumers} of them with a maximum concurrency; "
+        f"{stack.http_apis} HTTP API(s). Region: {REGION}. Embedder: `{stack.embedder}`; "
+        f"extraction model: `{stack.extraction_model_id}`."
     )
+    return lines
+
+
+def options_table(
+    defaults: Sequence[Month], options: dict[str, Sequence[Month]], stacks: dict[str, StackShape]
+) -> list[str]:
+    """What each stack property adds to each workload's month (library shape)."""
+    lines = [
+        "| option | what it adds | " + " | ".join(m.workload.title for m in defaults) + " |",
+        "|---|---|" + "---|" * len(defaults),
+    ]
+    for option, months in options.items():
+        stack = stacks[option]
+        adds = (
+            f"{stack.kms_keys} KMS key, its requests"
+            if stack.kms_keys
+            else f"{stack.alarms} alarms"
+            if stack.alarms
+            else f"{stack.capped_consumers} capped mappings"
+            if stack.capped_consumers
+            else "custom metrics"
+        )
+        deltas = [
+            usd(sum(dollars(m.usage).values()) - sum(dollars(d.usage).values()))
+            for m, d in zip(months, defaults, strict=True)
+        ]
+        lines.append(f"| `-c {option}` | {adds} | " + " | ".join(f"+{x}" for x in deltas) + " |")
     return lines

@@ -1,8 +1,10 @@
-"""What the stack deploys, read from its synthesized template: the functions' memory, timeout
-and architecture, and the resources billed by the month (keys, alarms).
+"""What the stack deploys, read from its synthesized template: the functions' memory, timeout,
+architecture and tracing, whether they publish custom metrics, how each queue is polled, and
+the resources billed by the month (keys, alarms).
 
 The stack is synthesized offline with its default settings (what ``cdk deploy`` with no ``-c``
-deploys), exactly as ``make synth`` does, without the cdk-nag pass. A function the stack does
+deploys), or with the ``context`` given (an option's cost), as ``make synth`` does, without the
+cdk-nag pass. A function the stack does
 not deploy yet is costed with the Lambda defaults of ``infra.components.lambda_defaults`` and
 marked as such (the API function, for the API shape).
 """
@@ -31,6 +33,7 @@ class FunctionShape:
     timeout_s: int
     architecture: str
     deployed: bool  # False: not in the stack yet, costed with the Lambda defaults
+    traced: bool = True  # active X-Ray tracing
 
     @property
     def memory_gb(self) -> float:
@@ -45,8 +48,11 @@ class StackShape:
     http_apis: int
     topic_subscriptions: int  # queues each rollout notice is delivered to
     queue_consumers: int  # SQS event source mappings: each polls its queue, idle or not
+    capped_consumers: int  # of which with a maximum concurrency (no scale-down to 2 pollers)
     embedder: str
     extraction_model_id: str
+    custom_metrics: bool = True  # False: POWERTOOLS_METRICS_DISABLED, no EMF metric published
+    encryption: str = "customer-key"
 
 
 def _defaults() -> FunctionShape:
@@ -61,7 +67,7 @@ def _defaults() -> FunctionShape:
     )
 
 
-def _template() -> dict[str, Any]:
+def _template(context: dict[str, str]) -> dict[str, Any]:
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from aws_cdk import App
 
@@ -69,7 +75,7 @@ def _template() -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as outdir:
         # Offline: placeholder code (the template is read, never deployed).
-        app = App(outdir=outdir, context={"lambdaCode": "placeholder"})
+        app = App(outdir=outdir, context={**context, "lambdaCode": "placeholder"})
         stack = build(app)
         template: dict[str, Any] = app.synth().get_stack_by_name(stack.stack_name).template
     return template
@@ -83,9 +89,9 @@ def _environment(resources: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def read_stack() -> StackShape:
-    """Synthesize the default stack and read what the cost model needs from its template."""
-    resources = _template()["Resources"]
+def read_stack(context: dict[str, str] | None = None) -> StackShape:
+    """Synthesize the stack (defaults, or ``context``) and read what the cost model needs."""
+    resources = _template(context or {})["Resources"]
     functions: dict[str, FunctionShape] = {}
     for resource in resources.values():
         if resource["Type"] != "AWS::Lambda::Function":
@@ -98,6 +104,7 @@ def read_stack() -> StackShape:
                     timeout_s=int(found.get("Timeout", 3)),
                     architecture=",".join(found.get("Architectures", ["x86_64"])),
                     deployed=True,
+                    traced=found.get("TracingConfig", {}).get("Mode") == "Active",
                 )
     # The API function is costed even where the stack does not deploy it yet (the API shape).
     functions.setdefault("api", _defaults())
@@ -114,6 +121,14 @@ def read_stack() -> StackShape:
             if r["Type"] == "AWS::SNS::Subscription" and r["Properties"].get("Protocol") == "sqs"
         ),
         queue_consumers=kinds.count("AWS::Lambda::EventSourceMapping"),
+        capped_consumers=sum(
+            1
+            for r in resources.values()
+            if r["Type"] == "AWS::Lambda::EventSourceMapping"
+            and "MaximumConcurrency" in r["Properties"].get("ScalingConfig", {})
+        ),
         embedder=str(environment.get("CAIRN_EMBEDDER", "?")),
         extraction_model_id=str(environment.get("CAIRN_EXTRACTION_MODEL_ID", "?")),
+        custom_metrics=environment.get("POWERTOOLS_METRICS_DISABLED") != "true",
+        encryption="customer-key" if kinds.count("AWS::KMS::Key") else "aws-managed",
     )
