@@ -3,7 +3,9 @@
 Reads the ``CAIRN_*`` variables ``infra.stack.CairnStack.function_environment`` sets, builds the
 boto3 clients (retries and timeouts configured here, the one place), and wires them into the
 library's ports. Nothing happens at import: every builder is a cached function, called by the
-handler on its first invocation and reused by later ones in the same container. Tests call
+handler on its first invocation and reused by later ones in the same container, and each
+imports what it builds, so a function loads only the library it uses (the sweep never imports
+extraction's consumer nor consolidation: a shorter cold start). Tests call
 ``configure`` to point the clients at moto and inject test providers.
 """
 
@@ -13,15 +15,17 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.clock import SystemClock
-from cairn.consolidate.commit import Consolidator, build_consolidator
-from cairn.consolidate.evidence import EvidenceStager
 from cairn.errors import ConfigurationError
-from cairn.extract.delivery import Consumer, build_consumer
 from cairn.extract.staging import RolloutPipeline
 from cairn.ports import Clock, Embedder, ModelProvider, Stores
+
+if TYPE_CHECKING:
+    from cairn.consolidate.commit import Consolidator
+    from cairn.consolidate.evidence import EvidenceStager
+    from cairn.extract.delivery import Consumer
 
 # Inside a Lambda: a few quick retries, and answers well within the function's timeout.
 _AWS_CONFIG = {"retries": {"mode": "standard", "max_attempts": 3}, "connect_timeout": 2}
@@ -216,6 +220,8 @@ def model() -> ModelProvider:
 def consumer() -> Consumer:
     """Consuming rollouts: the stores, the staged payloads, the model and the embedder (a
     memory nobody configured extracts with the built-in strategies, as embedded)."""
+    from cairn.extract.delivery import build_consumer
+
     return build_consumer(stores(), staging(), model=model(), embedder=embedder(), clock=clock())
 
 
@@ -223,12 +229,16 @@ def consumer() -> Consumer:
 def consolidator() -> Consolidator:
     """Consolidation passes: the stores, the staged evidence and the model (background usage,
     apart from any agent's)."""
+    from cairn.consolidate.commit import build_consolidator
+
     return build_consolidator(stores(), staging(), model=model(), clock=clock())
 
 
 def evidence_stager() -> EvidenceStager:
     """Staging a completed run's evidence: payload, rollout index, notice on the topic."""
     found = pipeline()
+    from cairn.consolidate.evidence import EvidenceStager
+
     return EvidenceStager(found.rollouts, found.staging, found.notifier, found.clock)
 
 

@@ -80,3 +80,19 @@ def test_a_stack_with_aws_managed_encryption_stages_under_the_buckets_default(
         wiring.configure()
 
     assert staging.kms_key_id == ""  # no SSE-KMS header: the bucket's SSE-S3 applies
+
+
+def test_the_sweep_loads_neither_extraction_nor_consolidation_at_import() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, functions.sweep.handler; "
+        "print(sorted(m for m in sys.modules if m.startswith(('cairn.consolidate', "
+        "'cairn.extract.delivery', 'cairn.extract.extractor'))))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+    assert loaded == "[]"  # a shorter cold start: only what the sweep uses
