@@ -140,7 +140,11 @@ def month(
     if shape == "api":
         invocations["api"] = round(v.messages + v.recalls)
     calls = v.messages + v.recalls
-    usage += _estimated(usage, invocations, calls, ops, inputs, stack)
+    # An idle sweep publishes no metric (functions/sweep/handler.py): only a sweep that claimed
+    # something does, at most once per idle rollout.
+    publishing = Counter(invocations)
+    publishing["sweep"] = min(invocations["sweep"], round(v.rollouts_by_idle))
+    usage += _estimated(usage, invocations, calls, ops, inputs, stack, publishing)
     recall_key = "recall" if shape == "library" else "retrieve"
     return Month(
         workload=workload,
@@ -175,6 +179,7 @@ def _estimated(
     ops: dict[str, Operation],
     inputs: Inputs,
     stack: StackShape,
+    publishing: Counter[str] | None = None,
 ) -> Usage:
     """Quantities no request of ours shows: KMS data-key requests (one per service per cache
     period while the service is used; with AWS-managed encryption only SNS's, the one service
@@ -205,7 +210,9 @@ def _estimated(
         kms_requests=kms,
         sqs_requests=pollers * SECONDS_PER_MONTH / inputs.esm_wait_seconds,
         xray_traces=sum(xray_traces(n) for n in traced.values()),
-        custom_metrics=_metric_months(invocations, ops) if stack.custom_metrics else 0.0,
+        custom_metrics=(
+            _metric_months(publishing or invocations, ops) if stack.custom_metrics else 0.0
+        ),
     )
 
 
