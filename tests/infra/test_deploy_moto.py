@@ -21,7 +21,7 @@ from cairn.errors import SnapshotConflictError
 from cairn.models import Scope, Source, SourceKind
 from cairn.store.dynamodb.schema import TABLES, create_table_request
 from tests.conformance.samples import event_input, new_fact
-from tests.infra.conftest import DEFAULT_STACK, Synthesized
+from tests.infra.conftest import DEFAULT_STACK, DEFAULTS_STACK, Synthesized
 from tests.infra.moto_deploy import Deployed, deploy
 
 pytestmark = [
@@ -179,3 +179,22 @@ def test_a_published_rollout_reaches_its_kinds_worker_queue_in_order(
         assert {m["Attributes"]["MessageGroupId"] for m in messages} == {group}
         for message in messages:
             sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+
+def test_the_default_stack_deploys_and_stages_under_the_buckets_own_encryption(
+    aws: Any, synthesized: Synthesized
+) -> None:
+    from cairn.aws.s3_staging import S3StagingStore
+
+    defaults = deploy(aws, synthesized.outdir, DEFAULTS_STACK)
+    s3 = aws.client("s3")
+    bucket = defaults.outputs["RolloutBucketName"]
+    # What the functions get with AWS-managed encryption (CAIRN_KMS_KEY_ID is empty).
+    staging = S3StagingStore(s3, bucket=bucket, kms_key_id="")
+
+    key = staging.put(SCOPE, "ro-1", b'{"events": []}')
+
+    assert defaults.status == "CREATE_COMPLETE"
+    assert "KeyArn" not in defaults.outputs
+    assert staging.get(SCOPE, "ro-1") == b'{"events": []}'
+    assert s3.head_object(Bucket=bucket, Key=key)["ServerSideEncryption"] == "AES256"
