@@ -2,7 +2,9 @@
 
 Stack properties come from CDK context (``cdk deploy -c embedder=onnx``; see
 ``infra.settings``). Every synth runs the cdk-nag AwsSolutions checks: an unacknowledged
-finding fails the synth, and with it ``cdk deploy``.
+finding fails the synth, and with it ``cdk deploy``. A synth needs the built Lambda assets
+(``make deploy`` builds them) unless it is told ``-c lambdaCode=placeholder`` (offline checks:
+``make synth``, ``make stack-check``), whose template CloudFormation refuses to deploy.
 """
 
 from __future__ import annotations
