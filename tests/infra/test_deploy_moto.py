@@ -201,7 +201,7 @@ def test_the_default_stack_deploys_and_stages_under_the_buckets_own_encryption(
 
 
 def test_an_update_that_adds_alarms_keeps_the_tables_and_their_memory(
-    synthesized: Synthesized, tmp_path: Any
+    aws: Any, synthesized: Synthesized, tmp_path: Any
 ) -> None:
     """docs/deploy.md, "An update": the same stack deployed again with another setting."""
     from aws_cdk import App, DefaultStackSynthesizer
@@ -211,46 +211,50 @@ def test_an_update_that_adds_alarms_keeps_the_tables_and_their_memory(
     from infra.stack import CairnStack
     from tests.infra.moto_deploy import _adapted_to_moto, _publish_assets
 
-    app = App(outdir=str(tmp_path))
+    name = "CairnUpdated"
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    # The default stack's template, under this test's stack name.
+    template = (synthesized.outdir / f"{DEFAULTS_STACK}.template.json").read_text()
+    (before / f"{name}.template.json").write_text(template)
+    assets = (synthesized.outdir / f"{DEFAULTS_STACK}.assets.json").read_text()
+    (before / f"{name}.assets.json").write_text(assets.replace(DEFAULTS_STACK, name))
+    app = App(outdir=str(after))
     CairnStack(
         app,
-        DEFAULTS_STACK,
+        name,
         settings=StackSettings.from_context(
             {"lambdaCode": "placeholder", "alarmEmail": "ops@example.com"}.get
         ),
         synthesizer=DefaultStackSynthesizer(generate_bootstrap_version_rule=False),
     )
     app.synth()
-    session = boto3.session.Session(
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",  # noqa: S106 - moto's fake credentials
-        region_name="us-east-1",
+    first = deploy(aws, before, name)
+    stores = DynamoDBBackend(
+        aws.client("dynamodb"),
+        items_table=first.outputs["ItemsTableName"],
+        events_table=first.outputs["EventsTableName"],
+        clock=FixedClock(),
+    ).stores()
+    (kept,) = stores.records.apply(
+        SCOPE, [Create(record=new_fact("Prefers green tea", sources=(USER,)))]
     )
-    with moto.mock_aws():
-        first = deploy(session, synthesized.outdir, DEFAULTS_STACK)
-        stores = DynamoDBBackend(
-            session.client("dynamodb"),
-            items_table=first.outputs["ItemsTableName"],
-            events_table=first.outputs["EventsTableName"],
-            clock=FixedClock(),
-        ).stores()
-        (kept,) = stores.records.apply(
-            SCOPE, [Create(record=new_fact("Prefers green tea", sources=(USER,)))]
-        )
-        updated = json.loads((tmp_path / f"{DEFAULTS_STACK}.template.json").read_text())
-        _publish_assets(session.client("s3"), tmp_path, DEFAULTS_STACK, "us-east-1")
-        cloudformation = session.client("cloudformation")
-        cloudformation.update_stack(
-            StackName=DEFAULTS_STACK,
-            TemplateBody=json.dumps(_adapted_to_moto(updated, DEFAULTS_STACK)),
-            Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
-        )
-        (described,) = cloudformation.describe_stacks(StackName=DEFAULTS_STACK)["Stacks"]
-        outputs = {o["OutputKey"]: o["OutputValue"] for o in described["Outputs"]}
-        assert described["StackStatus"] == "UPDATE_COMPLETE"
-        assert outputs["ItemsTableName"] == first.outputs["ItemsTableName"]
-        assert outputs["EventsTableName"] == first.outputs["EventsTableName"]
-        assert stores.records.get(SCOPE, kept.record_id).content == "Prefers green tea"
+    updated = json.loads((after / f"{name}.template.json").read_text())
+    _publish_assets(aws.client("s3"), after, name, "us-east-1")
+    cloudformation = aws.client("cloudformation")
+
+    cloudformation.update_stack(
+        StackName=name,
+        TemplateBody=json.dumps(_adapted_to_moto(updated, name)),
+        Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
+    )
+
+    (described,) = cloudformation.describe_stacks(StackName=name)["Stacks"]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in described["Outputs"]}
+    assert described["StackStatus"] == "UPDATE_COMPLETE"
+    assert outputs["ItemsTableName"] == first.outputs["ItemsTableName"]
+    assert outputs["EventsTableName"] == first.outputs["EventsTableName"]
+    assert stores.records.get(SCOPE, kept.record_id).content == "Prefers green tea"
     # A real change (moto's CloudFormation skips alarm resources, so they are counted here).
     kinds = [r["Type"] for r in updated["Resources"].values()]
     assert kinds.count("AWS::CloudWatch::Alarm") == 14
