@@ -138,8 +138,7 @@ class DynamoDBMemoryConfigStore:
     def replace(self, memory: MemoryConfig, *, expected_revision: int) -> None:
         """One PutItem conditioned on the revision; a failure is read back to say why."""
         try:
-            self._db.call(
-                "put_item",
+            self._db.put(
                 TableName=self._table,
                 Item=_memory_item(memory),
                 ConditionExpression="#v = :want",
@@ -243,8 +242,7 @@ class DynamoDBIdempotencyStore:
         }
         for _ in range(_CLAIM_ATTEMPTS):
             try:
-                self._db.call(
-                    "put_item",
+                self._db.put(
                     TableName=self._table,
                     Item=item,
                     ConditionExpression="attribute_not_exists(pk) OR #ex <= :now",

@@ -37,6 +37,7 @@ from cairn.errors import (
     StoreUnavailableError,
 )
 from cairn.store.dynamodb.codec import Item, record_id_of, version_of
+from cairn.store.dynamodb.commit_proof import answer_lost, committed
 
 _RETRYABLE = frozenset(
     {
@@ -77,6 +78,7 @@ _CONDITION_FAILED = "ConditionalCheckFailed"
 BATCH_GET_KEYS = 100
 BATCH_WRITE_ITEMS = 25
 _UNPROCESSED_ATTEMPTS = 8
+_RESEND_ATTEMPTS = 3  # after a lost answer: resends (each first reads the proof item)
 
 
 def translate(exc: Exception, operation: str, params: Mapping[str, Any]) -> CairnError:
@@ -181,9 +183,46 @@ class DynamoDBClient:
             params = {**params, "ExclusiveStartKey": page["LastEvaluatedKey"]}
 
     def transact(self, items: Sequence[Item]) -> None:
-        """One TransactWriteItems; the token makes botocore's own retries of it idempotent
-        (a retry after a lost response succeeds instead of failing its own conditions)."""
-        self.call("transact_write_items", TransactItems=list(items), ClientRequestToken=_token())
+        """One TransactWriteItems, committed exactly once or not at all, even if its answer
+        is lost (``commit_proof``): the same request is sent again with the same token, and
+        where that fails its own conditions, the proof item says whether it had committed."""
+        requested = list(items)
+        params = {"TransactItems": requested, "ClientRequestToken": _token()}
+        self._exactly_once("transact_write_items", params, requested)
+
+    def put(self, **params: Any) -> None:
+        """One conditional PutItem, written exactly once even if its answer is lost (as
+        ``transact``)."""
+        self._exactly_once("put_item", params, [{"Put": params}])
+
+    def _exactly_once(self, operation: str, params: dict[str, Any], proof: list[Item]) -> None:
+        try:
+            self.call(operation, **params)
+            return
+        except StoreUnavailableError as exc:
+            if not answer_lost(exc):
+                raise
+            lost: StoreUnavailableError = exc
+        for attempt in range(_RESEND_ATTEMPTS):
+            _back_off(attempt + 1)
+            try:
+                if committed(proof, self._read):
+                    return
+                self.call(operation, **params)
+                return
+            except ConflictError:  # our own commit fails our conditions: a store without tokens
+                if committed(proof, self._read):
+                    return
+                raise
+            except StoreUnavailableError as exc:
+                lost = exc
+        raise lost
+
+    def _read(self, table: str, item_key: Item) -> Item | None:
+        found: Item | None = self.call(
+            "get_item", TableName=table, Key=item_key, ConsistentRead=True
+        ).get("Item")
+        return found
 
     def batch_get(
         self, table: str, keys: Sequence[Item], *, projection: str, names: dict[str, str]
