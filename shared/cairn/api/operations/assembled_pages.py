@@ -32,11 +32,7 @@ def page_of(
     """The page of ``items`` (sorted by ``position``, descending if so) after ``token``."""
     chosen = list(items)
     if token is not None:
-        after = decode_cursor(scope_key, query, token)
-        if not isinstance(after, str | list):
-            raise InvalidCursorError(
-                "pagination token is malformed; pass back the nextToken exactly as returned"
-            )
+        after = token_position(scope_key, query, token)
         try:
             chosen = [
                 item
@@ -50,3 +46,14 @@ def page_of(
     page = chosen[:limit]
     more = len(chosen) > limit
     return page, encode_cursor(scope_key, query, position(page[-1])) if more else None
+
+
+def token_position(scope_key: str, query: dict[str, Any], token: str) -> Any:
+    """The position ``token`` resumes after; ``InvalidCursorError`` if it is malformed or was
+    issued for another scope or query. Operations with effects call it before acting."""
+    after = decode_cursor(scope_key, query, token)
+    if not isinstance(after, str | list):
+        raise InvalidCursorError(
+            "pagination token is malformed; pass back the nextToken exactly as returned"
+        )
+    return after

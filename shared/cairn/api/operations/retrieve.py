@@ -19,7 +19,7 @@ from typing import Any
 
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.filters import check_filters, matches
-from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of
+from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of, token_position
 from cairn.api.operations.placement import actors_under, namespace_prefix
 from cairn.api.record_codec import record_to_wire, wire_metadata, wire_strategy_id
 from cairn.memories import MemoryConfig
@@ -94,6 +94,11 @@ def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str
     strategy_id = criteria.get("memoryStrategyId")
     top_k = criteria.get("topK") or DEFAULT_TOP_K
     post_filtered = bool(filters) or strategy_id is not None
+    paging_query = {"prefix": prefix, "criteria": criteria}
+    token = params.get("nextToken")
+    if token is not None:
+        # Refused before any recall runs: a rejected request journals nothing (issue 14, 5).
+        token_position(f"memory:{memory.memory_id}", paging_query, token)
     query = RecallQuery(
         text=criteria["searchQuery"],
         namespace_prefix=prefix,
@@ -116,18 +121,17 @@ def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str
         ]
     scored.sort(key=lambda row: (-row[0], row[1]))
     ranked = scored[:top_k]
-    paging_query = {"prefix": prefix, "criteria": criteria}
-    page, token = page_of(
+    page, next_token = page_of(
         [(index, row) for index, row in enumerate(ranked)],
         scope_key=f"memory:{memory.memory_id}",
         query=paging_query,
         position=lambda item: f"{item[0]:04d}",
         limit=params.get("maxResults") or MAX_TOP_K,
-        token=params.get("nextToken"),
+        token=token,
     )
     answer: dict[str, Any] = {
         "memoryRecordSummaries": [record_to_wire(row[2], score=row[0]) for _, row in page]
     }
-    if token is not None:
-        answer["nextToken"] = token
+    if next_token is not None:
+        answer["nextToken"] = next_token
     return answer
