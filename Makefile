@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXTRAS ?= dev,onnx
 
-.PHONY: demo test check stack-check lint format typecheck bench bench-quick clean test-sdk
+.PHONY: demo test soak check stack-check lint format typecheck bench bench-quick clean test-sdk
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The real-process tests at five times their `make test` size (docs/reliability.md).
+soak: $(STAMP)
+	CAIRN_SOAK_SCALE=5 $(PY) -m pytest -q tests/processes
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
