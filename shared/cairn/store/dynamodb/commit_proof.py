@@ -16,15 +16,14 @@ would tell the caller "nothing was written, retry" -- and the caller's retry wri
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError, HTTPClientError
 
 from cairn.store.dynamodb.codec import Item
 
 _CREATES = "attribute_not_exists(pk)"
-_DESERIALIZER = TypeDeserializer()
 
 Reader = Callable[[str, Item], Item | None]
 """A strongly consistent GetItem: (table, key) -> the item, or None."""
@@ -56,5 +55,21 @@ def committed(items: Sequence[Mapping[str, Any]], read: Reader) -> bool:
 
 
 def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
-    """The item as Python values: number spellings and set orders compare equal."""
-    return {name: _DESERIALIZER.deserialize(value) for name, value in item.items()}
+    """The item with number spellings and set orders normalised, so equal items compare equal
+    (DynamoDB may answer ``"1.0"`` as ``"1"`` and a set in another order)."""
+    return {name: _value(value) for name, value in item.items()}
+
+
+def _value(typed: Mapping[str, Any]) -> Any:
+    ((kind, value),) = typed.items()
+    if kind == "N":
+        return ("N", Decimal(value))
+    if kind == "NS":
+        return ("NS", frozenset(Decimal(v) for v in value))
+    if kind in ("SS", "BS"):
+        return (kind, frozenset(value))
+    if kind == "M":
+        return ("M", _plain(value))
+    if kind == "L":
+        return ("L", [_value(v) for v in value])
+    return (kind, value)
