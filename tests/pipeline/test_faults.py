@@ -260,6 +260,7 @@ def test_invalid_model_output_fails_the_rollout_with_its_reason_and_acknowledges
 def test_embedded_a_crash_after_staging_is_finished_by_the_timer(
     embedded: EmbeddedExtraction, clock: FixedClock
 ) -> None:
+    assert embedded.worker.run_once() == []  # started: its start-up catch-up found nothing
     crashing = dataclasses.replace(embedded.pipeline, notifier=CrashBeforePublish())
     events = [crashing.append(SCOPE, turn(r, t, clock), POLICY).event for r, t in TURNS[:-1]]
     with pytest.raises(Crash):

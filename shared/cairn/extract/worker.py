@@ -10,6 +10,17 @@ notices, at most every ``sweep_every`` by the injected clock, it runs the sweep.
 A retryable failure (a model timeout) is tried once more after ``retry_after``; after that the
 rollout stays announced for the sweep to announce again, like a message in a dead-letter queue.
 
+Catching up (issue 14, item 3): the queue lives in memory, so at start-up every notice queued
+by a process that died (or closed with a retry pending) is gone, and while the queue was full
+new rollouts stayed staged. In both cases, whenever the queue is empty, the worker announces
+again the extraction rollouts the index still holds as claimed, staged or announced -- due
+within ``REDELIVER_AFTER``, not only those already due -- ``capacity`` at a time, each once per
+catch-up, until a pass finds none: recovery takes seconds, not the sweep's quarter of an hour,
+and a backlog drains at the speed of the work, not 64 rollouts a sweep. A rollout announced
+twice is consumed once (``consume`` skips a consumed one).
+
+``processed`` and ``sweeps`` keep the last ``RECENT`` outcomes, for inspection.
+
 Tests drive it without threads or sleeps: ``run_once`` does, in the caller's thread, everything
 that is due by the clock. ``start`` runs the same loop in a daemon thread, ``drain`` waits until
 everything queued is done, and ``stop`` ends the thread.
@@ -20,13 +31,14 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections import deque
 from datetime import datetime, timedelta
 
 from cairn.errors import CairnError, StoreUnavailableError
 from cairn.extract.delivery import Consumed, Consumer, consume
 from cairn.extract.staging import RolloutPipeline
 from cairn.extract.sweep import SweepReport, sweep
-from cairn.rollout.index import RolloutState
+from cairn.rollout.index import REDELIVER_AFTER, Rollout, RolloutState
 from cairn.rollout.payload import RolloutNotice
 
 log = logging.getLogger(__name__)
@@ -35,6 +47,8 @@ DEFAULT_CAPACITY = 64
 DEFAULT_SWEEP_EVERY = timedelta(seconds=30)
 DEFAULT_RETRY_AFTER = timedelta(seconds=5)  # DESIGN §6: one retry after 5 s
 _POLL_SECONDS = 0.2
+RECENT = 100
+_UNFINISHED = (RolloutState.CLAIMED, RolloutState.STAGED, RolloutState.ANNOUNCED)
 
 
 class InProcessNotifier:
@@ -71,8 +85,11 @@ class ExtractionWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.notifier = InProcessNotifier(self)
-        self.processed: list[Consumed] = []
-        self.sweeps: list[SweepReport] = []
+        self.processed: deque[Consumed] = deque(maxlen=RECENT)
+        self.sweeps: deque[SweepReport] = deque(maxlen=RECENT)
+        self._capacity = capacity
+        self._catching_up = True  # at start-up: a dead process's queue is gone
+        self._caught_up: set[str] = set()
 
     def attach(self, pipeline: RolloutPipeline) -> None:
         """The pipeline whose rollouts the timer sweeps (its notifier is ``self.notifier``)."""
@@ -82,6 +99,7 @@ class ExtractionWorker:
         try:
             self._queue.put_nowait(notice)
         except queue.Full:
+            self._catching_up = True  # the rollout stays staged: pick it up once drained
             raise StoreUnavailableError(
                 "the extraction worker's queue is full; the rollout stays staged and the "
                 "sweep announces it again"
@@ -90,14 +108,19 @@ class ExtractionWorker:
     def run_once(self) -> list[Consumed]:
         """Everything due now, in this thread: the sweep if its time came, retries whose
         delay passed, then every queued notice. Returns what the notices came to."""
-        self._tick()
         done: list[Consumed] = []
         while True:
-            try:
-                notice = self._queue.get_nowait()
-            except queue.Empty:
+            self._tick()
+            handled = False
+            while True:
+                try:
+                    notice = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                handled = True
+                done.extend(self._handle(notice))
+            if not handled:
                 return done
-            done.extend(self._handle(notice))
 
     def start(self) -> None:
         """Run the loop in a daemon thread until ``stop``."""
@@ -138,6 +161,28 @@ class ExtractionWorker:
         if self._pipeline is not None and now >= self._next_sweep:
             self._next_sweep = now + self._sweep_every
             self.sweeps.append(sweep(self._pipeline, now=now))
+        if self._catching_up and self._pipeline is not None and self._queue.empty():
+            self._catching_up = self._catch_up(self._pipeline, now)
+            if not self._catching_up:
+                self._caught_up.clear()
+
+    def _catch_up(self, pipeline: RolloutPipeline, now: datetime) -> bool:
+        """Announce up to ``capacity`` unfinished extraction rollouts not announced in this
+        catch-up yet; whether to go on (see the module docstring)."""
+        try:
+            due = pipeline.rollouts.list_due(
+                now + REDELIVER_AFTER, limit=self._capacity + len(self._caught_up)
+            )
+        except CairnError as exc:
+            log.warning("catch-up could not list rollouts (%s); next tick", type(exc).__name__)
+            return True
+        skip = self._caught_up | self._retries.keys()  # a pending retry keeps its delay
+        fresh = [r for r in due if _catchable(r) and r.rollout_id not in skip]
+        for rollout in fresh[: self._capacity]:
+            self._caught_up.add(rollout.rollout_id)
+            if pipeline.release_quietly(rollout) is None:
+                return True  # the queue filled or the store is busy: go on next tick
+        return bool(fresh)
 
     def _safely_submit(self, notice: RolloutNotice) -> None:
         try:
@@ -158,6 +203,7 @@ class ExtractionWorker:
             return []
         finally:
             self._queue.task_done()
+        self._retried.discard(notice.rollout_id)
         self.processed.append(outcome)
         return [outcome]
 
@@ -169,6 +215,7 @@ class ExtractionWorker:
             return
         if exc.retryable:
             log.warning("rollout %s: %s again; left for the sweep", rid, type(exc).__name__)
+            self._retried.discard(rid)
             return
         reason = f"{type(exc).__name__}: {exc.message}"
         try:
@@ -177,3 +224,8 @@ class ExtractionWorker:
             )
         except CairnError as again:
             log.warning("rollout %s not marked failed (%s)", rid, type(again).__name__)
+
+
+def _catchable(rollout: Rollout) -> bool:
+    """An extraction rollout not finished yet (evidence is the consolidation worker's)."""
+    return rollout.kind != "evidence" and rollout.state in _UNFINISHED
