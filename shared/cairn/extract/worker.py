@@ -13,11 +13,12 @@ rollout stays announced for the sweep to announce again, like a message in a dea
 Catching up (issue 14, item 3): the queue lives in memory, so at start-up every notice queued
 by a process that died (or closed with a retry pending) is gone, and while the queue was full
 new rollouts stayed staged. In both cases, whenever the queue is empty, the worker announces
-again the extraction rollouts the index still holds as claimed, staged or announced -- due
-within ``REDELIVER_AFTER``, not only those already due -- ``capacity`` at a time, each once per
-catch-up, until a pass finds none: recovery takes seconds, not the sweep's quarter of an hour,
-and a backlog drains at the speed of the work, not 64 rollouts a sweep. A rollout announced
-twice is consumed once (``consume`` skips a consumed one).
+again the extraction rollouts the index still holds as claimed or staged, or as announced
+before this worker started -- due within ``REDELIVER_AFTER``, not only those already due --
+``capacity`` at a time, each once per catch-up, until a pass finds none: recovery takes
+seconds, not the sweep's quarter of an hour, and a backlog drains at the speed of the work,
+not 64 rollouts a sweep. A rollout announced twice is consumed once (``consume`` skips a
+consumed one); two processes on one file may both take one (issue 14, item 2, still open).
 
 ``processed`` and ``sweeps`` keep the last ``RECENT`` outcomes, for inspection.
 
@@ -89,6 +90,7 @@ class ExtractionWorker:
         self.sweeps: deque[SweepReport] = deque(maxlen=RECENT)
         self._capacity = capacity
         self._catching_up = True  # at start-up: a dead process's queue is gone
+        self._started_at = self._clock.now()
         self._caught_up: set[str] = set()
 
     def attach(self, pipeline: RolloutPipeline) -> None:
@@ -177,7 +179,7 @@ class ExtractionWorker:
             log.warning("catch-up could not list rollouts (%s); next tick", type(exc).__name__)
             return True
         skip = self._caught_up | self._retries.keys()  # a pending retry keeps its delay
-        fresh = [r for r in due if _catchable(r) and r.rollout_id not in skip]
+        fresh = [r for r in due if _catchable(r, self._started_at) and r.rollout_id not in skip]
         for rollout in fresh[: self._capacity]:
             self._caught_up.add(rollout.rollout_id)
             if pipeline.release_quietly(rollout) is None:
@@ -226,6 +228,10 @@ class ExtractionWorker:
             log.warning("rollout %s not marked failed (%s)", rid, type(again).__name__)
 
 
-def _catchable(rollout: Rollout) -> bool:
-    """An extraction rollout not finished yet (evidence is the consolidation worker's)."""
-    return rollout.kind != "evidence" and rollout.state in _UNFINISHED
+def _catchable(rollout: Rollout, started_at: datetime) -> bool:
+    """An extraction rollout not finished yet (evidence is the consolidation worker's) whose
+    notice is in no queue of this worker: claimed or staged, or announced before it started
+    (one it announced itself is in its queue, or was retried and left for the sweep)."""
+    if rollout.kind == "evidence" or rollout.state not in _UNFINISHED:
+        return False
+    return rollout.state is not RolloutState.ANNOUNCED or rollout.updated_at <= started_at
