@@ -14,7 +14,7 @@ from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.extract.worker import RECENT
 from cairn.local import offline_model
-from cairn.local.staging import FilesystemStagingStore
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.system import EmbeddedExtraction, staging_dir, wire_embedded
 from cairn.models import Conversational, EventInput, Role, Scope
 from cairn.rollout.index import RolloutState

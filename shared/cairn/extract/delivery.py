@@ -5,7 +5,8 @@ the staged payload, extracts records from it (``Consumer.extract``, normally
 ``cairn.extract.extractor.extract_rollout``) and marks the rollout consumed, then deletes the
 payload (it holds conversation text and is no longer needed). So:
 
-- a duplicate delivery of a consumed rollout changes nothing (``duplicate``);
+- a duplicate delivery of a consumed rollout changes nothing (``duplicate``) but deleting its
+  payload, if the consumer died before it could;
 - a crash after the records were written and before the rollout was marked is redelivered, and
   the extractor's own idempotency per rollout id keeps it from writing the records twice;
 - a retryable failure (model timeout or throttling, a busy store) propagates: the queue delivers
@@ -132,6 +133,8 @@ def consume(notice: RolloutNotice, consumer: Consumer) -> Consumed:
     except RolloutNotFoundError:
         return Consumed(rollout_id=rid, status="unknown", reason="no such rollout (erased?)")
     if rollout.state in (RolloutState.CONSUMED, RolloutState.FAILED):
+        if rollout.state is RolloutState.CONSUMED:  # its consumer may have died before this
+            _forget_payload(consumer, rollout)
         return Consumed(rollout_id=rid, status="duplicate")
     if rollout.kind == "evidence":  # a run's evidence is consolidation's, never extracted
         return Consumed(rollout_id=rid, status="skipped", reason="evidence for consolidation")

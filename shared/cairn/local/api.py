@@ -17,6 +17,7 @@ from cairn.api.context import ApiContext, ApiSettings
 from cairn.api.router import Api
 from cairn.extract.triggers import IN_PROCESS_TRIGGERS
 from cairn.local.fs_staging import FilesystemStagingStore
+from cairn.local.leftovers import tidy_staging
 from cairn.local.system import EmbeddedExtraction, staging_dir, wire_embedded
 from cairn.memories import TriggerConditions
 from cairn.ports import Clock, Embedder, ModelProvider, Stores
@@ -50,6 +51,7 @@ def serve_embedded(
     strategies released under ``built_in_triggers``; the worker thread is started unless
     ``start_worker`` is false (tests drive it themselves)."""
     staging_root = staging_dir(store_path)
+    tidy_staging(stores, staging_root)  # what a killed process left behind (issue 14, 4)
     extraction = wire_embedded(
         stores,
         FilesystemStagingStore(staging_root),

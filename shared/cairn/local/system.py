@@ -151,11 +151,13 @@ def open_embedded(
 ) -> EmbeddedExtraction:
     """Open the SQLite store at ``path`` with extraction running in a background thread."""
     from cairn.local.fs_staging import FilesystemStagingStore
+    from cairn.local.leftovers import tidy_staging
     from cairn.store.sqlite import SQLiteBackend
 
     at = Path(path).expanduser()
     used = clock or SystemClock()
     stores = SQLiteBackend(at, used).stores()
+    tidy_staging(stores, staging_dir(at))  # what a killed process left behind (issue 14, 4)
     embedded = wire_embedded(
         stores, FilesystemStagingStore(staging_dir(at)), model=model, embedder=embedder, clock=used
     )

@@ -141,6 +141,15 @@ class SQLiteRolloutStore:
         with self._db.transaction(write=False) as conn:
             return _read_rollout(conn, scope, rollout_id)
 
+    def find_in_any_scope(self, rollout_id: str) -> tuple[Rollout, ...]:
+        """The rollouts with this id, whatever their scope (ids are random: normally one).
+        Not a port method: the embedded staging tidy-up needs it (``cairn.local.leftovers``)."""
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                "SELECT data FROM rollouts WHERE rollout_id = ?", (rollout_id,)
+            ).fetchall()
+        return tuple(Rollout.model_validate_json(data) for (data,) in rows)
+
     def list_pending(
         self, scope: Scope, *, limit: int = DEFAULT_PAGE_SIZE, kind: RolloutKind | None = None
     ) -> tuple[Rollout, ...]:

@@ -1,0 +1,143 @@
+"""No conversation text left in the staging folder by a killed process (issue 14, item 4).
+
+Leftovers are made as a SIGKILL at the wrong moment leaves them: a temporary file whose put
+never reached its link, and the payload of a rollout consumed just before the process died.
+Opening the store again removes them and keeps what is still needed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from cairn.clock import FixedClock
+from cairn.embed.hashing import HashingEmbedder
+from cairn.extract.delivery import consume
+from cairn.local import offline_model
+from cairn.local.api import serve_embedded
+from cairn.local.fs_staging import FilesystemStagingStore
+from cairn.local.leftovers import STALE_AFTER
+from cairn.local.system import EmbeddedExtraction, open_embedded, staging_dir, wire_embedded
+from cairn.models import Conversational, EventInput, Role, Scope
+from cairn.rollout.index import RolloutState
+from cairn.rollout.payload import RolloutNotice
+from cairn.rollout.staging_keys import staging_key
+from cairn.store.sqlite import SQLiteBackend
+
+SCOPE = Scope(memory_id="default", actor_id="tg:1")
+
+
+def open_on(path: Path, clock: FixedClock) -> EmbeddedExtraction:
+    return wire_embedded(
+        SQLiteBackend(path, clock).stores(),
+        FilesystemStagingStore(staging_dir(path)),
+        model=offline_model(),
+        embedder=HashingEmbedder(),
+        clock=clock,
+    )
+
+
+def converse(extraction: EmbeddedExtraction, clock: FixedClock, session: str) -> None:
+    for n in range(5):
+        say(extraction, clock, session, f"Filler {n}.")
+    say(extraction, clock, session, f"My favourite city is {session}.")
+
+
+def say(extraction: EmbeddedExtraction, clock: FixedClock, session: str, text: str) -> None:
+    turn = Conversational(role=Role.USER, text=text)
+    extraction.append(
+        SCOPE, EventInput(session_id=session, event_timestamp=clock.now(), payload=(turn,))
+    )
+    clock.advance(timedelta(seconds=1))
+
+
+def aged(path: Path, by: timedelta) -> None:
+    then = time.time() - by.total_seconds()
+    os.utime(path, (then, then))
+
+
+def staged_files(path: Path) -> set[str]:
+    return {p.name for p in staging_dir(path).rglob("*") if p.is_file()}
+
+
+def test_reopening_removes_what_a_killed_process_left_and_keeps_pending_payloads(
+    tmp_path: Path,
+) -> None:
+    clock = FixedClock()
+    path = tmp_path / "cairn.db"
+    first = open_on(path, clock)
+    converse(first, clock, "Porto")
+    (consumed,) = first.worker.run_once()
+    rollouts = first.stores.rollouts
+    assert rollouts is not None
+    # Killed between marking it consumed and deleting its payload: the payload is back.
+    payload = b'{"the": "conversation text"}'
+    first.pipeline.staging.put(SCOPE, consumed.rollout_id, payload)
+    converse(first, clock, "Lisbon")  # announced, never consumed: killed with it queued
+    (pending,) = rollouts.list_pending(SCOPE)
+    directory = staging_dir(path) / staging_key(SCOPE, pending.rollout_id).rsplit("/", 1)[0]
+    stale = directory / f".{pending.rollout_id}.0123456789abcdef.tmp"  # a put cut short
+    stale.write_bytes(b"half a payl")
+    aged(stale, STALE_AFTER * 2)
+    fresh = directory / f".{pending.rollout_id}.fedcba9876543210.tmp"  # a put under way
+    fresh.write_bytes(b"half a payl")
+    first.stores.close()  # the process dies
+
+    stores = SQLiteBackend(path, clock).stores()
+    reopened = serve_embedded(  # as `cairn serve` opens it; the worker is left to the test
+        stores, path, embedder=None, model=offline_model(), clock=clock, start_worker=False
+    )
+    try:
+        left = staged_files(path)
+    finally:
+        reopened.close()
+
+    assert consumed.rollout_id not in left
+    assert stale.name not in left
+    assert fresh.name in left  # another process's put may be under way: not touched
+    assert pending.rollout_id in left  # still needed (the catch-up extracts it)
+
+
+def test_a_duplicate_delivery_of_a_consumed_rollout_deletes_the_payload_left_behind(
+    tmp_path: Path,
+) -> None:
+    clock = FixedClock()
+    path = tmp_path / "cairn.db"
+    extraction = open_on(path, clock)
+    try:
+        converse(extraction, clock, "Porto")
+        (consumed,) = extraction.worker.run_once()
+        rid = consumed.rollout_id
+        extraction.pipeline.staging.put(SCOPE, rid, b'{"the": "conversation text"}')
+
+        again = consume(RolloutNotice.of(SCOPE, rid, staging_key(SCOPE, rid)), extraction.consumer)
+
+        assert again.status == "duplicate"
+        assert rollouts_state(extraction, rid) is RolloutState.CONSUMED
+        assert rid not in staged_files(path)
+    finally:
+        extraction.close()
+
+
+def rollouts_state(extraction: EmbeddedExtraction, rid: str) -> RolloutState:
+    rollouts = extraction.stores.rollouts
+    assert rollouts is not None
+    return rollouts.get(SCOPE, rid).state
+
+
+def test_open_embedded_removes_a_stale_temporary_file_before_its_worker_starts(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cairn.db"
+    directory = staging_dir(path) / "rollouts" / ("0" * 32)
+    directory.mkdir(parents=True)
+    stale = directory / ".ro-1.0123456789abcdef.tmp"
+    stale.write_bytes(b"half a payl")
+    aged(stale, STALE_AFTER * 2)
+
+    opened = open_embedded(path, model=offline_model(), embedder=None, clock=FixedClock())
+    opened.close()
+
+    assert not stale.exists()
