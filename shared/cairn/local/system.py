@@ -24,6 +24,7 @@ the same ones the Lambdas call. A memory with no stored configuration (``default
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,13 +35,18 @@ from cairn.consolidate.evidence import EvidenceStager
 from cairn.consolidate.failures import ErrorCallback
 from cairn.consolidate.worker import ConsolidationWorker, KindRouter, consolidation_worker
 from cairn.extract.delivery import Consumer, build_consumer
+from cairn.extract.extractor import ExtractionOutcome
 from cairn.extract.staging import RolloutPipeline
 from cairn.extract.triggers import IN_PROCESS_SWEEP_EVERY, policy_for
 from cairn.extract.worker import DEFAULT_CAPACITY, ExtractionWorker
 from cairn.history.worker import RollupWorker
+from cairn.local.scope_locks import ScopeLocks
+from cairn.local.staging import FilesystemStagingStore
+from cairn.memories import MemoryConfig
 from cairn.models import EventInput, Scope
 from cairn.ports import Clock, Embedder, ModelProvider, StagingStore, Stores
 from cairn.rollout.index import Appended
+from cairn.rollout.payload import RolloutPayload
 from cairn.runtime.session import MemorySession
 
 
@@ -121,6 +127,8 @@ def wire_embedded(
     """Connect ``stores`` and ``staging`` to the workers (not started: call ``worker.start``
     and ``consolidation.start``)."""
     consumer = build_consumer(stores, staging, model=model, embedder=embedder, clock=clock)
+    if isinstance(staging, FilesystemStagingStore):  # other processes may share the store
+        consumer = one_scope_at_a_time(consumer, ScopeLocks(staging.root / "locks"))
     rollouts = consumer.rollouts
     worker = ExtractionWorker(consumer, capacity=capacity, sweep_every=IN_PROCESS_SWEEP_EVERY)
     consolidation = consolidation_worker(
@@ -140,6 +148,17 @@ def wire_embedded(
         evidence=EvidenceStager(rollouts, staging, notifier, clock),
         history=RollupWorker(stores, model, clock=clock) if stores.chunks is not None else None,
     )
+
+
+def one_scope_at_a_time(consumer: Consumer, locks: ScopeLocks) -> Consumer:
+    """``consumer``, extracting under the scope's cross-process lock (``local.scope_locks``)."""
+    extract = consumer.extract
+
+    def locked(payload: RolloutPayload, memory: MemoryConfig) -> ExtractionOutcome:
+        with locks.hold(Scope(memory_id=payload.memory_id, actor_id=payload.actor_id)):
+            return extract(payload, memory)
+
+    return dataclasses.replace(consumer, extract=locked)
 
 
 def open_embedded(
