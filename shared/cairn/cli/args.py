@@ -21,7 +21,7 @@ DEFAULT_MEMORY = "default"
 # Commands that work on the demo's fixed scope rather than on --actor/--memory.
 DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
 # Commands that serve every actor and memory of a store: they need only --store.
-STORE_COMMANDS = frozenset({"serve", "jobs"})
+STORE_COMMANDS = frozenset({"serve", "jobs", "doctor"})  # the whole store, no actor
 
 
 class CliParser(argparse.ArgumentParser):

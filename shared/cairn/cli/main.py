@@ -26,6 +26,7 @@ from cairn.cli.args import (
     parse_unit,
     resolve_locations,
 )
+from cairn.cli.doctor import add_doctor_command
 from cairn.cli.errors import FAILURE_EXIT, explain
 from cairn.cli.jobs import add_jobs_command
 from cairn.cli.serve import add_serve_command
@@ -34,7 +35,9 @@ from cairn.local.store import default_store_path
 from cairn.models import SourceKind
 from cairn.recall.query import DEFAULT_TOP_K
 
-PUBLIC_COMMANDS = "{remember,recall,history,as-of,forget,replay,erase,demo,demo-agent,serve,jobs}"
+PUBLIC_COMMANDS = (
+    "{remember,recall,history,as-of,forget,replay,erase,demo,demo-agent,serve,jobs,doctor}"
+)
 
 
 def _location_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
@@ -218,6 +221,7 @@ def build_parser() -> CliParser:
     store_help = f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})"
     add_serve_command(commands, store_help)
     add_jobs_command(commands, store_help)
+    add_doctor_command(commands, store_help)
     return parser
 
 

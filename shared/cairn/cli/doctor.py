@@ -1,0 +1,61 @@
+"""``cairn doctor``: is the embedded store sound, and is any work stuck?
+
+It opens the store read-only (safe beside a running ``cairn serve``) and prints one line per
+check: SQLite's integrity check, the rollouts not consumed yet by state, those stuck past twice
+the sweep's thresholds, failed ones with their reasons, sessions with counted messages not yet
+released, and the staging folder's files. Exit status 0 when healthy, 1 when something needs an
+operator (docs/operations.md says what to do). Nothing printed carries memory content.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from cairn.cli.args import CliParser
+from cairn.clock import SystemClock
+from cairn.errors import ConfigurationError
+from cairn.local.system import staging_dir
+from cairn.store.sqlite.health import StoreHealth, check_store
+
+HEALTHY, NEEDS_AN_OPERATOR = 0, 1
+
+
+def add_doctor_command(commands: argparse._SubParsersAction[CliParser], store_help: str) -> None:
+    summary = "check the embedded store's integrity and whether any extraction work is stuck"
+    sub = commands.add_parser("doctor", help=summary, description=summary)
+    sub.set_defaults(run=doctor)
+    sub.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=store_help)
+
+
+def doctor(args: argparse.Namespace) -> int:
+    path: Path = args.store
+    if not path.exists():
+        raise ConfigurationError(f"no store at {path}; check --store (or CAIRN_STORE)")
+    health = check_store(path, SystemClock().now())
+    for line in report(path, health):
+        print(line)
+    return HEALTHY if health.healthy else NEEDS_AN_OPERATOR
+
+
+def report(path: Path, health: StoreHealth) -> list[str]:
+    """The lines ``cairn doctor`` prints for ``health``."""
+    lines = [f"store      {path}: integrity {health.integrity}"]
+    by_state = Counter(r.state.value for r in health.unfinished)
+    states = ", ".join(f"{n} {state}" for state, n in sorted(by_state.items())) or "none"
+    lines.append(f"rollouts   not consumed yet: {states}")
+    lines.append(f"sessions   {health.sessions_pending} with messages waiting for a trigger")
+    for rollout in health.stuck:
+        lines.append(
+            f"stuck      {rollout.rollout_id} {rollout.state.value} since "
+            f"{rollout.updated_at:%Y-%m-%d %H:%M} UTC: start cairn (serve) on this store to "
+            "catch up, or check the extraction model"
+        )
+    for rollout in health.failed:
+        lines.append(f"failed     {rollout.rollout_id}: {rollout.failure or 'no reason recorded'}")
+    staged = [p for p in staging_dir(path).rglob("*") if p.is_file()]
+    temporary = sum(p.name.endswith(".tmp") for p in staged)
+    lines.append(f"staging    {len(staged) - temporary} payloads, {temporary} temporary files")
+    lines.append("healthy" if health.healthy else "needs an operator: see docs/operations.md")
+    return lines
