@@ -40,8 +40,8 @@ from cairn.extract.staging import RolloutPipeline
 from cairn.extract.triggers import IN_PROCESS_SWEEP_EVERY, policy_for
 from cairn.extract.worker import DEFAULT_CAPACITY, ExtractionWorker
 from cairn.history.worker import RollupWorker
+from cairn.local.fs_staging import FilesystemStagingStore
 from cairn.local.scope_locks import ScopeLocks
-from cairn.local.staging import FilesystemStagingStore
 from cairn.memories import MemoryConfig
 from cairn.models import EventInput, Scope
 from cairn.ports import Clock, Embedder, ModelProvider, StagingStore, Stores
