@@ -75,10 +75,16 @@ def test_a_token_from_another_query_is_refused_before_the_recall_runs(
         {
             "requestIdentifier": f"r{i}",
             "namespaces": ["/facts/a1/"],
-            "content": {"text": f"likes drink number {i}"},
+            "content": {"text": text},
             "timestamp": T0,
         }
-        for i in range(3)
+        for i, text in enumerate(
+            (
+                "drinks green tea at noon",
+                "drinks black coffee before work",
+                "drinks cold water after a long run",
+            )
+        )
     ]
     call("POST", f"/memories/{memory['id']}/memoryRecords/batchCreate", {"records": records})
     first = call("POST", *retrieve(memory, "drinks", maxResults=1))
