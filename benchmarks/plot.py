@@ -33,6 +33,8 @@ def plot_latency(results: Sequence[SizeResult], path: Path = LATENCY_PNG) -> Pat
         axes.plot(sizes, p95s, marker="^", linestyle="--", color=colour, label=f"{label}: p95")
     embedding = [r.embedding.median for r in results]
     axes.plot(sizes, embedding, marker="s", color="tab:green", label="query embedding alone")
+    floor = [r.floor for r in results]
+    axes.plot(sizes, floor, marker="x", color="black", label="floor: embedding + one M @ q")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("live records in the scope")

@@ -1,8 +1,10 @@
 """Speed and scale of the paths a user waits on: ``python -m benchmarks.speed [--quick]``.
 
-Recall at 1k, 10k and 100k records in one scope (``speed_recall``), peak memory of a recall at
-the largest size (``speed_memory``), event append, rendering and formation (``speed_paths``) on
-the embedded SQLite store; request counts on DynamoDB served by moto (``speed_dynamodb``).
+Recall at 1k, 10k and 100k records in one scope (``speed_recall``) beside the floor measured in
+the same run, the first recall in a fresh process and ``cairn recall`` as a whole process
+(``speed_first``), peak memory of a recall at the largest size (``speed_memory``), event
+append, rendering and formation (``speed_paths``) on the embedded SQLite store; request counts
+on DynamoDB served by moto (``speed_dynamodb``).
 Writes the speed section of ``docs/benchmarks.md`` and ``docs/img/recall-latency.png``.
 """
 
@@ -21,6 +23,7 @@ import numpy as np
 from benchmarks import report, synthetic
 from benchmarks.plot import plot_latency
 from benchmarks.speed_dynamodb import count_paths
+from benchmarks.speed_first import first_recall
 from benchmarks.speed_memory import measure_in_subprocess
 from benchmarks.speed_paths import time_appends, time_formation, time_rendering
 from benchmarks.speed_recall import (
@@ -70,8 +73,9 @@ def run(quick: bool, use_cache: bool, workdir: Path) -> SpeedRun:
             result.fill_records[size] = size - written
             written = size
             print(f"speed: {size:,} records written; timing recall", file=sys.stderr)
+            result.first.append(first_recall(db, questions[0], size))
             result.sizes.append(
-                time_recalls(stores, size, questions, onnx, precomputed, runs[size])
+                time_recalls(stores, size, questions, onnx, precomputed, runs[size], vectors)
             )
             result.breakdowns.append(break_down(stores, size, questions[1], precomputed))
             if size == min(runs):

@@ -87,13 +87,27 @@ def fill(
 
 @dataclass(frozen=True)
 class SizeResult:
-    """Recall timings at one record count."""
+    """Recall timings at one record count, and the floor measured beside them.
+
+    The floor is what no recall can go under on this machine: embed the query, then one pass
+    over the scope's unit matrix (``M @ q``, numpy as installed), timed in the same run.
+    """
 
     records: int
     end_to_end: Timing
     engine_only: Timing
     embedding: Timing
+    one_pass: Timing
     entries: float
+
+    @property
+    def floor(self) -> float:
+        return self.embedding.median + self.one_pass.median
+
+    @property
+    def ratio(self) -> float:
+        """Warm recall (query embedded) over the floor: 1.0 would be the hardware."""
+        return self.end_to_end.median / self.floor
 
 
 def time_recalls(
@@ -103,8 +117,10 @@ def time_recalls(
     onnx: Embedder,
     precomputed: PrecomputedEmbedder,
     runs: int,
+    vectors: FloatMatrix,
 ) -> SizeResult:
-    """``runs`` recalls each way at the scope's current size, cycling through ``questions``."""
+    """``runs`` recalls each way at the scope's current size, cycling through ``questions``;
+    ``vectors`` are the scope's (its first ``records`` rows), for the floor's one pass."""
     clock = FixedClock(NOW)
     shown: list[int] = []
 
@@ -128,7 +144,12 @@ def time_recalls(
             samples.append((time.perf_counter() - started) * 1000)
     end_to_end, engine_only = Timing(tuple(embedded)), Timing(tuple(given))
     embedding = time_each(lambda i: onnx.embed([questions[i % len(questions)]]), max(runs, 20))
-    return SizeResult(records, end_to_end, engine_only, embedding, sum(shown) / len(shown))
+    matrix = unit_rows(vectors[:records])
+    query = precomputed.embed(questions[:1])[0]
+    one_pass = time_each(lambda _: matrix @ query, max(runs, 20))
+    return SizeResult(
+        records, end_to_end, engine_only, embedding, one_pass, sum(shown) / len(shown)
+    )
 
 
 def real_and_stretched(onnx: Embedder, facts: Sequence[str], use_cache: bool) -> FloatMatrix:

@@ -11,7 +11,7 @@ docstring is the normative sentence its conformance test pins.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -477,6 +477,55 @@ class JobLog(Protocol):
 
     def runs(self, memory_id: str, job: JobName, *, limit: int = 10) -> tuple[JobRun, ...]:
         """The job's runs over the memory, newest first, at most ``limit`` (1 to 100)."""
+
+
+class RecordGenerations(Protocol):
+    """How a derived index of records knows it is stale: generations the store keeps itself."""
+
+    def epoch(self) -> Hashable:
+        """A value that changes whenever a record write may have committed in any scope (by
+        this process or another); cheap enough to read on every recall."""
+        ...
+
+    def generation(self, scope: Scope) -> Hashable:
+        """A value that changes with every committed record write in ``scope`` (apply, erase,
+        erase_scope), whichever process made it."""
+        ...
+
+
+Thread = tuple[str, str]
+"""A thread a record belongs to: ("session", session id) or (edge kind, edge target)."""
+
+RowLoader = Callable[[], RecordVersion]
+"""Parses one row's version when a recall needs it (the store's own JSON, not re-checked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """One live head as a recall index is built from it (``cairn.recall.index.snapshot``)."""
+
+    record_id: str
+    namespace: str
+    strategy: str
+    searchable: str
+    content: str
+    confidence: float
+    first_seen_at: datetime
+    last_seen_at: datetime
+    threads: frozenset[Thread]
+    load: RowLoader
+    vector: npt.NDArray[np.float32] | None = None
+
+
+@runtime_checkable
+class IndexRowReader(Protocol):
+    """A record store that hands a recall index its live heads in one ordered read, without
+    parsing or re-checking rows it wrote itself (an optional capability of a RecordStore)."""
+
+    def index_rows(self, scope: Scope, embedder: EmbedderId | None) -> list[IndexRow]:
+        """Every active head of ``scope`` in record-id order, each with its stored vector made
+        by ``embedder`` (if any): ``searchable`` is the content, keywords, entities and tags
+        joined by spaces, ``threads`` its source sessions and part_of/discussed_in targets."""
         ...
 
 
@@ -502,6 +551,9 @@ class Stores:
     chunks: ChunkStore | None = None
     # Optional capability: background jobs' switches and run log (cairn.jobs).
     jobs: JobLog | None = None
+    # Optional capability: record generations, so recall can keep an index of each scope in
+    # process (cairn.recall.index); without them each recall builds its index afresh.
+    generations: RecordGenerations | None = None
 
     def close(self) -> None:
         if self.owner is not None:

@@ -90,6 +90,19 @@ def unit_rows(matrix: npt.ArrayLike) -> npt.NDArray[np.float32]:
     return (array / np.where(norms > 0, norms, 1)).astype(np.float32, copy=False)
 
 
+def row_cosines(matrix: npt.NDArray[np.float32], query: FloatVector) -> FloatVector:
+    """Each row's dot product with ``query``, one row at a time.
+
+    numpy's own einsum loop, not BLAS: a row's value never depends on which other rows share
+    the matrix (BLAS ``gemv`` blocks rows, so a row's last bits change with the matrix's shape),
+    which is what lets a recall index answer over a cached matrix exactly as a scan over just
+    the filtered rows does; and it runs on one thread, so scoring never competes with itself
+    for the cores. Measured at 100k x 384: as fast as single-threaded ``M @ q``.
+    """
+    result: FloatVector = np.einsum("ij,j->i", matrix, query)
+    return result
+
+
 def gather(
     scope: Scope,
     query: RecallQuery,
@@ -117,7 +130,7 @@ def gather(
     vectors.update(zip(missing, fresh[1:], strict=True))
     positions = sorted(vectors)
     matrix = unit_rows(np.stack([vectors[i] for i in positions])) if positions else None
-    cosines = matrix @ unit(fresh[0]) if matrix is not None else np.zeros(0, dtype=np.float32)
+    cosines = row_cosines(matrix, unit(fresh[0])) if matrix is not None else np.zeros(0, np.float32)
     row = {position: j for j, position in enumerate(positions)}
     candidates = tuple(
         Candidate(

@@ -90,7 +90,13 @@ def bm25_scores(
     scores: list[float] = []
     for doc, tf in zip(documents, counts, strict=True):
         norm = k1 * (1 - b + b * len(doc) / average)
-        scores.append(sum(idf[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in terms if tf[t] > 0))
+        # Summed term by term, left to right (not ``sum``, which compensates from Python 3.12):
+        # a recall index adds the same terms in the same order and gets the same bits.
+        score = 0.0
+        for t in terms:
+            if tf[t] > 0:
+                score += idf[t] * tf[t] * (k1 + 1) / (tf[t] + norm)
+        scores.append(score)
     return scores
 
 

@@ -1,7 +1,9 @@
 """The recall orchestrator: DESIGN §5 steps 1-7 in order, over the ports.
 
-Everything but step 1 (reading heads and vectors, embedding) and step 7 (storing the journal
-entry) is a pure function of plain values; see the modules named in each step.
+Steps 1-3 are the recall index's (``cairn.recall.index.index_of``: the process's index of the
+backend when it keeps generations, else one built afresh for this recall): the same ranking a
+scan gives (``cairn.recall.scan``), ranked only as far as the block can reach. Steps 4-6 are
+pure functions of plain values; step 7 stores the journal entry.
 """
 
 from __future__ import annotations
@@ -11,10 +13,9 @@ from dataclasses import dataclass
 from cairn.models import RecordVersion, Scope
 from cairn.ports import Clock, Embedder, Stores
 from cairn.recall.budget import Clamped, clamp
-from cairn.recall.candidates import gather
 from cairn.recall.dedup import deduplicate
+from cairn.recall.index import RecallIndex, index_of
 from cairn.recall.journal import journal_entry
-from cairn.recall.ordering import order
 from cairn.recall.query import DEFAULT_POLICY, RecallPolicy, RecallQuery
 from cairn.recall.render import render_block
 
@@ -76,16 +77,18 @@ def recall(
     clock: Clock,
     policy: RecallPolicy = DEFAULT_POLICY,
     journal: bool = True,
+    index: RecallIndex | None = None,
 ) -> Recollection:
     """The block of ``scope``'s live memories most relevant to ``query``, within the budget.
 
     Only active heads of ``scope`` (as of ``query.as_of`` if set) can appear; with ``journal``
-    the selection is journalled and ``replay`` can rebuild the block byte for byte.
+    the selection is journalled and ``replay`` can rebuild the block byte for byte. Steps 1-3
+    run on ``index`` (default: ``index_of(stores)``).
     """
     now = clock.now()
-    pool = gather(scope, query, records=stores.records, embedder=embedder, policy=policy)
-    ordered = order(pool, query.text, policy, query.as_of or now)
-    unique = deduplicate(ordered.ranked, policy, limit=query.top_k)
+    index = index or index_of(stores)
+    found = index.search(scope, query, embedder=embedder, policy=policy, now=query.as_of or now)
+    unique = deduplicate(found.ranked, policy, limit=query.top_k)
     clamped = clamp(unique.kept, policy, query.top_k)
     block = render_block(clamped.entries)
     journal_id: str | None = None
@@ -102,15 +105,15 @@ def recall(
         stores.journal.put(entry)
         journal_id = entry.journal_id
     counts = RecallCounts(
-        candidates=len(pool.candidates),
-        below_floor=ordered.below_floor,
-        unembedded=sum(1 for c in pool.candidates if c.vector is None) if pool.embedded else 0,
-        reembedded=pool.reembedded,
+        candidates=found.candidates,
+        below_floor=found.below_floor,
+        unembedded=found.unembedded,
+        reembedded=found.reembedded,
         deduplicated=unique.dropped,
         clamped=clamped.clamped,
         truncated=clamped.truncated,
-        used_keyword_fallback=ordered.keyword_only,
-        contextual=ordered.contextual,
+        used_keyword_fallback=found.keyword_only,
+        contextual=found.contextual,
     )
     return Recollection(
         block=block, entries=_recalled(clamped), journal_id=journal_id, counts=counts

@@ -5,11 +5,12 @@ prefix behaviour AgentCore grants during its grace period, and ``namespacePath``
 hierarchical prefix, so the two read alike here), across every actor scope holding records
 there, never into an actor whose id the prefix stops inside of (``/facts/u1/`` reads none of
 actor ``u1/x``'s records); a call with neither (both are optional in the model) reads the
-whole memory. Retrieve runs cairn's recall in each scope (relevance floor, ranking,
-paraphrase dedup; each recall journalled) and merges by relevance, the ``score`` it answers
-with.
-``memoryStrategyId`` and ``metadataFilters`` are applied to what recall selected, from up to 100
-candidates per scope.
+whole memory. Retrieve searches each such scope's recall index once (relevance floor, ranking,
+paraphrase dedup: recall's steps 1-4, no block rendered) and merges by relevance, the
+``score`` it answers with. ``memoryStrategyId`` and ``metadataFilters`` are applied to what the
+search selected, from up to 100 candidates per scope. Every scope searched gets one journal
+entry (the audit of what was asked where), pinning exactly the records it contributed to the
+answer, none if it contributed none; no block is rendered for a scope and thrown away.
 """
 
 from __future__ import annotations
@@ -23,10 +24,16 @@ from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of, t
 from cairn.api.operations.placement import actors_under, namespace_prefix
 from cairn.api.record_codec import record_to_wire, wire_metadata, wire_strategy_id
 from cairn.memories import MemoryConfig
-from cairn.models import RecordVersion
+from cairn.models import RecordVersion, Scope
 from cairn.ports import MAX_PAGE_SIZE
-from cairn.recall import RecallPolicy, RecallQuery, recall
+from cairn.recall import RecallPolicy, RecallQuery
+from cairn.recall.budget import block_entry
+from cairn.recall.dedup import deduplicate
+from cairn.recall.index import index_of
+from cairn.recall.journal import journal_entry
 from cairn.recall.query import MAX_TOP_K
+from cairn.recall.ranking import Ranked
+from cairn.recall.render import render_block
 
 # The API returns whole records, so the rendered block's budget must never be what limits
 # the selection: 100 entries clamped to 480 bytes each stay far under 1,000,000 bytes.
@@ -57,6 +64,55 @@ def _records_under(
             cursor = page.next_cursor
             if cursor is None:
                 break
+
+
+_Found = tuple[Scope, Ranked]
+
+
+def _search(
+    ctx: ApiContext,
+    memory: MemoryConfig,
+    prefix: str | None,
+    query: RecallQuery,
+    strategy_id: str | None,
+    filters: list[Any],
+) -> tuple[list[Scope], list[_Found]]:
+    """The scopes searched, each once, and the survivors of dedup merged by relevance."""
+    index = index_of(ctx.stores)
+    now = ctx.clock.now()
+    found: list[_Found] = []
+    searched: list[Scope] = []
+    for actor in actors_under(ctx, memory, prefix):
+        scope = scope_of(memory, actor)
+        searched.append(scope)
+        search = index.search(scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now)
+        kept = deduplicate(search.ranked, API_POLICY, limit=query.top_k).kept
+        found += [
+            (scope, item) for item in kept if _wanted(item.candidate.version, strategy_id, filters)
+        ]
+    found.sort(key=lambda row: (-row[1].relevance, row[1].candidate.version.record_id))
+    return searched, found
+
+
+def _journal(
+    ctx: ApiContext, query: RecallQuery, searched: list[Scope], answered: list[_Found]
+) -> None:
+    """One journal entry per scope searched, pinning exactly what it contributed."""
+    by_scope: dict[Scope, list[Ranked]] = {scope: [] for scope in searched}
+    for scope, item in answered:
+        by_scope.setdefault(scope, []).append(item)
+    for scope, items in by_scope.items():
+        entries = [block_entry(i.candidate.version, API_POLICY.max_entry_bytes) for i in items]
+        entry = journal_entry(
+            scope,
+            query,
+            embedder=ctx.embedder.identity if ctx.embedder is not None else None,
+            policy=API_POLICY,
+            selected=items,
+            block=render_block(entries),
+            now=ctx.clock.now(),
+        )
+        ctx.stores.journal.put(entry)
 
 
 def list_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -104,23 +160,9 @@ def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str
         namespace_prefix=prefix,
         top_k=MAX_TOP_K if post_filtered else top_k,
     )
-    scored: list[tuple[float, str, RecordVersion]] = []
-    for actor in actors_under(ctx, memory, prefix):
-        found = recall(
-            scope_of(memory, actor),
-            query,
-            stores=ctx.stores,
-            embedder=ctx.embedder,
-            clock=ctx.clock,
-            policy=API_POLICY,
-        )
-        scored += [
-            (entry.relevance, entry.version.record_id, entry.version)
-            for entry in found.entries
-            if _wanted(entry.version, strategy_id, filters)
-        ]
-    scored.sort(key=lambda row: (-row[0], row[1]))
-    ranked = scored[:top_k]
+    searched, found = _search(ctx, memory, prefix, query, strategy_id, filters)
+    ranked = found[:top_k]
+    _journal(ctx, query, searched, ranked)
     page, next_token = page_of(
         [(index, row) for index, row in enumerate(ranked)],
         scope_key=f"memory:{memory.memory_id}",
@@ -130,7 +172,9 @@ def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str
         token=token,
     )
     answer: dict[str, Any] = {
-        "memoryRecordSummaries": [record_to_wire(row[2], score=row[0]) for _, row in page]
+        "memoryRecordSummaries": [
+            record_to_wire(row[1].candidate.version, score=row[1].relevance) for _, row in page
+        ]
     }
     if next_token is not None:
         answer["nextToken"] = next_token

@@ -73,10 +73,24 @@ class InMemoryBackend:
         self.chunk_rows = chunk_rows()
         self.chunk_store = InMemoryChunkStore(self.lock, self.chunk_rows)
         self.job_log = InMemoryJobLog(self.lock)
+        self.record_generations: dict[Scope, int] = defaultdict(int)
+        self.record_epoch = 0
+        self._generations = InMemoryRecordGenerations(self)
+        # One record store for every ``stores()`` bundle, so they share one recall index.
+        self._records = InMemoryRecordStore(self)
+
+    def generations(self) -> InMemoryRecordGenerations:
+        """The record generations a recall index checks (``cairn.ports.RecordGenerations``)."""
+        return self._generations
+
+    def bump_generation(self, scope: Scope) -> None:
+        """Count one committed record write in ``scope`` (the caller holds the lock)."""
+        self.record_generations[scope] += 1
+        self.record_epoch += 1
 
     def stores(self) -> Stores:
         return Stores(
-            records=InMemoryRecordStore(self),
+            records=self._records,
             events=InMemoryEventStore(self),
             journal=InMemoryJournalStore(self),
             owner=self,
@@ -88,10 +102,26 @@ class InMemoryBackend:
             ),
             chunks=self.chunk_store,
             jobs=self.job_log,
+            generations=self._generations,
         )
 
     def close(self) -> None:
         """Nothing to release; present so every backend closes the same way."""
+
+
+class InMemoryRecordGenerations:
+    """Write counters of the backend's records: one per scope, one for all scopes."""
+
+    def __init__(self, backend: InMemoryBackend) -> None:
+        self._b = backend
+
+    def epoch(self) -> int:
+        with self._b.lock:
+            return self._b.record_epoch
+
+    def generation(self, scope: Scope) -> int:
+        with self._b.lock:
+            return self._b.record_generations[scope]
 
 
 class InMemoryRecordStore:
@@ -123,6 +153,7 @@ class InMemoryRecordStore:
                     key = (version.record_id, version.content_digest, write.vector.embedder.key)
                     values = np.asarray(write.vector.values, dtype=np.float32)
                     self._b.vectors[scope][key] = values
+            self._b.bump_generation(scope)
             return tuple(w.version for w in writes)
 
     def _versions(self, scope: Scope, record_id: str) -> list[RecordVersion]:
@@ -206,6 +237,7 @@ class InMemoryRecordStore:
 
     def _erase(self, scope: Scope, record_ids: list[str]) -> EraseReport:
         records = self._b.versions[scope]
+        self._b.bump_generation(scope)
         count = 0
         for rid in record_ids:
             records[rid] = [tombstone(v) for v in records[rid]]

@@ -8,12 +8,16 @@ both) and keep everything on disk.
   reader sees the last committed state and is never blocked by the writer. A writer that cannot
   get the lock within ``busy_timeout`` seconds gets ``StoreUnavailableError`` (retryable).
 - Acknowledged writes survive a process crash and power loss (``synchronous=FULL``; see
-  ``cairn.store.sqlite.connection`` for why not NORMAL).
+  ``cairn.store.sqlite.connection`` for why not NORMAL). Recall journal entries survive a
+  process crash; on power loss, those since the last other write can be lost (same module).
 - Inside one process the backend's stores share one connection behind a lock, so they may be
   used from any thread; calls are serialised.
 - Schema changes are numbered migrations (``cairn/store/migrations/``), recorded in
   ``schema_migrations`` and applied once each when the file is opened. A file written by a newer
   cairn is refused with ``ConfigurationError``.
+- Recall keeps an index of each scope's live heads in process (``cairn.recall.index``),
+  current by a generation per scope that every record write bumps in its own transaction, and
+  by ``PRAGMA data_version``: a write by another process is seen on the next recall.
 - Erase is real: ``secure_delete`` overwrites erased and deleted content with zeros in the file,
   and each erase ends with a WAL checkpoint that truncates the ``-wal`` file.
 """
@@ -33,6 +37,7 @@ from cairn.store.sqlite.chunks import SQLiteChunkStore
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import SQLiteEventStore, SQLiteJournalStore
+from cairn.store.sqlite.generations import SQLiteRecordGenerations
 from cairn.store.sqlite.jobs import SQLiteJobLog
 from cairn.store.sqlite.records import SQLiteRecordStore
 from cairn.store.sqlite.rollouts import SQLiteRolloutStore
@@ -61,11 +66,17 @@ class SQLiteBackend:
         self._db = SQLiteDatabase(
             self.path, busy_timeout=busy_timeout, now=lambda: encode_time(self.clock.now())
         )
+        self._records = SQLiteRecordStore(self._db, self.clock)
+        self._generations = SQLiteRecordGenerations(self._db)
+
+    def generations(self) -> SQLiteRecordGenerations:
+        """The record generations a recall index checks (``cairn.ports.RecordGenerations``)."""
+        return self._generations
 
     def stores(self) -> Stores:
         """The backend's stores, sharing its connection; closing the bundle closes the backend."""
         return Stores(
-            records=SQLiteRecordStore(self._db, self.clock),
+            records=self._records,
             events=SQLiteEventStore(self._db, self.clock),
             journal=SQLiteJournalStore(self._db),
             owner=self,
@@ -75,6 +86,7 @@ class SQLiteBackend:
             rollouts=SQLiteRolloutStore(self._db, self.clock),
             chunks=SQLiteChunkStore(self._db),
             jobs=SQLiteJobLog(self._db),
+            generations=self._generations,
         )
 
     def close(self) -> None:

@@ -11,6 +11,13 @@ or an OS crash because the WAL is not fsynced per commit. FULL fsyncs the WAL at
 so an acknowledged write survives both. Memory writes are a few per conversational turn; one
 fsync each is cheap next to an embedding or a model call.
 
+The one exception is the recall journal (``SQLiteJournalStore.put``), which runs on every
+recall, where an fsync (1-3 ms) would be a fifth of a warm recall: its commit is NORMAL. What
+that can lose, exactly: nothing on a crash of the process (the commit is in the WAL, in the
+OS page cache, before the block is returned); on power loss or an OS crash, the journal
+entries committed since the last fsynced commit to the file (any record, event or rollout
+write, which fsyncs the whole WAL before it) or the last checkpoint.
+
 Errors: ``sqlite3`` errors are translated here, by result code and never by message text:
 busy or locked -> ``StoreUnavailableError`` (retryable); a constraint that fired -> the state
 moved under us, ``ConflictError``; a file that is not a database, unreadable or read-only ->
@@ -104,6 +111,8 @@ class SQLiteDatabase:
                 conn.close()
                 raise
         self._conn: sqlite3.Connection | None = conn
+        # Record writes this connection has begun (cairn.store.sqlite.generations.bump).
+        self.record_writes = 0
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -113,25 +122,41 @@ class SQLiteDatabase:
         return self._conn
 
     @contextmanager
-    def transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+    def transaction(self, *, write: bool, fsync: bool = True) -> Iterator[sqlite3.Connection]:
         """A transaction that commits if the block returns and rolls back if it raises.
 
         A write transaction takes the file's write lock up front (``BEGIN IMMEDIATE``), so what
         it reads stays true until it commits; a read transaction is one consistent snapshot.
+        ``fsync=False`` commits at ``synchronous=NORMAL``: the commit survives a crash of the
+        process at once, and power loss from the next fsynced commit or checkpoint on (see
+        the module docstring).
         """
         with self._lock, translated_errors(self.path):
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
+            if not fsync:
+                conn.execute("PRAGMA synchronous=NORMAL")
             try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    # The original error is the one worth reporting; a failed rollback is
-                    # undone by SQLite itself when the connection next starts a transaction.
-                    with suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        # The original error is the one worth reporting; a failed rollback is
+                        # undone by SQLite itself when the connection next starts a transaction.
+                        with suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            finally:
+                if not fsync:
+                    conn.execute("PRAGMA synchronous=FULL")
+
+    def data_version(self) -> tuple[int, int]:
+        """``PRAGMA data_version`` (moves when another connection commits) and the count of
+        record writes this connection has begun: together they move with every record write."""
+        with self._lock, translated_errors(self.path):
+            (version,) = self._connection().execute("PRAGMA data_version").fetchone()
+            return int(version), self.record_writes
 
     def checkpoint(self) -> bool:
         """Copy the WAL into the file and truncate it; ``False`` if readers held it back.

@@ -18,11 +18,13 @@ from cairn.cursor import decode_cursor, encode_cursor
 from cairn.errors import InvalidCursorError, RecordNotFoundError
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexRow
 from cairn.rollout.consumption import plan_consumption
 from cairn.row_integrity import listed_versions, read_version, record_id_in
 from cairn.store.sqlite.codec import decode_vector, encode_time, encode_vector
 from cairn.store.sqlite.connection import SQLiteDatabase
+from cairn.store.sqlite.generations import bump
+from cairn.store.sqlite.index_rows import read_index_rows
 from cairn.store.sqlite.listing import listing_query
 from cairn.store.sqlite.rollouts import read_rollouts, save_rollout
 from cairn.versioning import Write, lineage, plan_writes, tombstone, touched_ids
@@ -61,6 +63,7 @@ class SQLiteRecordStore:
                 _insert(conn, write)
             for rollout in consumed:
                 save_rollout(conn, rollout)
+            bump(conn, self._db, scope)
             return tuple(write.version for write in writes)
 
     def get(self, scope: Scope, record_id: str) -> RecordVersion:
@@ -138,6 +141,12 @@ class SQLiteRecordStore:
                     found[VersionRef(record_id=rid, version=version)] = decode_vector(blob, dims)
         return found
 
+    def index_rows(self, scope: Scope, embedder: EmbedderId | None) -> list[IndexRow]:
+        """Every active head in record-id order with its vector, in one ordered read, rows
+        not re-validated (``cairn.store.sqlite.index_rows``)."""
+        with self._db.transaction(write=False) as conn:
+            return read_index_rows(conn, scope, embedder)
+
     def erase(self, scope: Scope, record_id: str) -> EraseReport:
         """Tombstone every version of the record and of every record derived from it.
 
@@ -149,6 +158,7 @@ class SQLiteRecordStore:
             if record_id not in versions:
                 raise RecordNotFoundError(record_id)
             report = _erase(conn, scope, lineage(record_id, versions), versions)
+            bump(conn, self._db, scope)
         self._db.checkpoint()
         return report
 
@@ -157,6 +167,7 @@ class SQLiteRecordStore:
         with self._db.transaction(write=True) as conn:
             versions = _ScopeVersions(conn, scope)
             report = _erase(conn, scope, sorted(versions), versions)
+            bump(conn, self._db, scope)
         self._db.checkpoint()
         return report
 

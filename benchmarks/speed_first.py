@@ -1,0 +1,99 @@
+"""The first recall of a fresh process, and ``cairn recall`` as a whole process.
+
+``python -m benchmarks.speed_first DB QUESTION`` opens the SQLite file ``DB`` the speed
+benchmark filled, loads the ONNX embedder and embeds one warm-up text (so the model's load is
+not counted), then times one shipped recall (journal written) and prints JSON. That recall
+builds the scope's recall index from the store: it is what an agent's first turn after a
+restart pays. ``cairn recall`` is timed from outside, interpreter start to exit.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.speed_recall import SCOPE
+
+RUNS = 3
+
+
+@dataclass(frozen=True)
+class FirstRecall:
+    """Medians over ``RUNS`` fresh processes, in milliseconds."""
+
+    records: int
+    embedder_load_ms: float
+    first_recall_ms: float
+    command_ms: float
+
+
+def measure_here(db: Path, question: str) -> dict[str, float]:
+    began = time.perf_counter()
+    from cairn.clock import SystemClock
+    from cairn.embed.onnx import OnnxEmbedder
+    from cairn.recall import RecallQuery, recall
+    from cairn.store.sqlite import SQLiteBackend
+
+    embedder = OnnxEmbedder()
+    embedder.embed(["warm up"])
+    loaded = time.perf_counter()
+    with SQLiteBackend(db) as backend:
+        started = time.perf_counter()
+        recall(
+            SCOPE,
+            RecallQuery(text=question),
+            stores=backend.stores(),
+            embedder=embedder,
+            clock=SystemClock(),
+        )
+        done = time.perf_counter()
+    return {"embedder_load_ms": (loaded - began) * 1000, "first_recall_ms": (done - started) * 1000}
+
+
+def _command(db: Path, question: str) -> float:
+    started = time.perf_counter()
+    subprocess.run(  # noqa: S603 - our own interpreter and command
+        [sys.executable, "-m", "cairn", "recall", "--store", str(db), *_scope_args(), question],
+        capture_output=True,
+        check=True,
+    )
+    return (time.perf_counter() - started) * 1000
+
+
+def _scope_args() -> list[str]:
+    return ["--memory", SCOPE.memory_id, "--actor", SCOPE.actor_id]
+
+
+def first_recall(db: Path, question: str, records: int) -> FirstRecall:
+    """``RUNS`` fresh processes each way; medians."""
+    measured = []
+    for _ in range(RUNS):
+        completed = subprocess.run(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-m", "benchmarks.speed_first", str(db), question],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        measured.append(json.loads(completed.stdout))
+    commands = [_command(db, question) for _ in range(RUNS)]
+    return FirstRecall(
+        records=records,
+        embedder_load_ms=statistics.median(m["embedder_load_ms"] for m in measured),
+        first_recall_ms=statistics.median(m["first_recall_ms"] for m in measured),
+        command_ms=statistics.median(commands),
+    )
+
+
+def main() -> int:
+    db, question = sys.argv[1:3]
+    print(json.dumps(measure_here(Path(db), question)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

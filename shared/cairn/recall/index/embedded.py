@@ -1,0 +1,250 @@
+"""The recall indexes: one cached in process per scope, one built afresh for each recall.
+
+``EmbeddedRecallIndex`` keeps a snapshot per (scope, embedding space), least recently used
+first out, within a byte budget. It is kept current by the store's generations
+(``cairn.ports.RecordGenerations``): each recall reads the store's epoch (SQLite: ``PRAGMA
+data_version``, which moves when another connection commits, plus a count of this process's own
+record writes; a few microseconds); only when the epoch moved does it read the scope's
+generation, and only when that moved is the scope's snapshot rebuilt. So a write by another
+process is seen on the next recall, and erase and retract are visible at once.
+
+``TransientRecallIndex`` builds the snapshot of just the filtered rows for one recall and
+drops it: the uncached path (a backend without generations, an as-of recall). ``index_of``
+picks the one a backend's ``Stores`` call for.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, cast
+
+from cairn.models import EmbedderId, RecordVersion, Scope
+from cairn.ports import (
+    MAX_PAGE_SIZE,
+    Embedder,
+    IndexRow,
+    IndexRowReader,
+    RecordGenerations,
+    RecordStore,
+    Stores,
+)
+from cairn.recall.index.shortlist import FIRST_SHORTLIST, Search, search
+from cairn.recall.index.snapshot import Snapshot, build_snapshot, row_of
+from cairn.recall.query import RecallPolicy, RecallQuery
+
+# A 100k-record scope of 384-d vectors holds ~150 MB of matrix plus its rows
+# (docs/benchmarks.md, speed): the default keeps one such scope, or many small ones.
+DEFAULT_MAX_BYTES = 512 * 2**20
+DEFAULT_MAX_SCOPES = 256
+
+
+class RecallIndex(Protocol):
+    """A derived, rebuildable index of live heads that answers recall's steps 1-3.
+
+    Never the truth: records are. ``search`` returns exactly the ranking a full scan of the
+    scope would (``cairn.recall.scan``), or a prefix of it that holds every entry dedup visits
+    before it has ``query.top_k`` survivors; a record write committed before the call (by any
+    process) is always reflected. ``tests/conformance/test_recall_index.py`` pins the contract.
+    """
+
+    def search(
+        self,
+        scope: Scope,
+        query: RecallQuery,
+        *,
+        embedder: Embedder | None,
+        policy: RecallPolicy,
+        now: datetime,
+    ) -> Search:
+        """Steps 1-3 of recall for ``query`` in ``scope``, as of ``now``."""
+        ...
+
+
+def read_rows(
+    records: RecordStore,
+    scope: Scope,
+    embedder: EmbedderId | None,
+    *,
+    namespace_prefix: str | None = None,
+    as_of: datetime | None = None,
+) -> list[IndexRow]:
+    """The rows of ``scope``'s live heads (as of ``as_of``, under the prefix), record-id order."""
+    if isinstance(records, IndexRowReader) and as_of is None and namespace_prefix is None:
+        return records.index_rows(scope, embedder)
+    heads: list[RecordVersion] = []
+    cursor: str | None = None
+    while True:
+        page = records.list_records(
+            scope,
+            namespace_prefix=namespace_prefix,
+            as_of=as_of,
+            limit=MAX_PAGE_SIZE,
+            cursor=cursor,
+        )
+        heads.extend(
+            v
+            for v in page.items
+            if v.live and v.memory_id == scope.memory_id and v.actor_id == scope.actor_id
+        )
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    stored = records.vectors(scope, [v.ref for v in heads], embedder) if embedder and heads else {}
+    return [row_of(v, stored.get(v.ref)) for v in heads]
+
+
+class TransientRecallIndex:
+    """The uncached index: every recall reads the filtered heads and builds its snapshot."""
+
+    def __init__(self, records: RecordStore, *, shortlist: int = FIRST_SHORTLIST) -> None:
+        self._records = records
+        self._shortlist = shortlist
+
+    def search(
+        self,
+        scope: Scope,
+        query: RecallQuery,
+        *,
+        embedder: Embedder | None,
+        policy: RecallPolicy,
+        now: datetime,
+    ) -> Search:
+        identity = embedder.identity if embedder is not None else None
+        rows = read_rows(
+            self._records,
+            scope,
+            identity,
+            namespace_prefix=query.namespace_prefix,
+            as_of=query.as_of,
+        )
+        snapshot = build_snapshot(rows, identity)
+        return search(
+            snapshot, query, embedder=embedder, policy=policy, now=now, shortlist=self._shortlist
+        )
+
+
+@dataclass
+class _Cached:
+    snapshot: Snapshot
+    generation: Hashable
+    epoch: Hashable
+    nbytes: int
+
+
+_Key = tuple[Scope, str | None]
+
+
+class EmbeddedRecallIndex:
+    """Snapshots per (scope, embedding space) in this process, current with the store's
+    generations, at most ``max_scopes`` of them within ``max_bytes`` (least recently used
+    evicted first; a snapshot larger than the budget is used once and not kept)."""
+
+    def __init__(
+        self,
+        records: RecordStore,
+        generations: RecordGenerations,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_scopes: int = DEFAULT_MAX_SCOPES,
+        shortlist: int = FIRST_SHORTLIST,
+    ) -> None:
+        self._records = records
+        self._generations = generations
+        self._max_bytes = max_bytes
+        self._max_scopes = max_scopes
+        self._cache: OrderedDict[_Key, _Cached] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._shortlist = shortlist
+        self._transient = TransientRecallIndex(records, shortlist=shortlist)
+
+    @property
+    def held_bytes(self) -> int:
+        """The estimated bytes of every snapshot held now."""
+        return self._bytes
+
+    def held_scopes(self) -> Sequence[_Key]:
+        """The (scope, embedder key) pairs held now, least recently used first."""
+        with self._lock:
+            return tuple(self._cache)
+
+    def search(
+        self,
+        scope: Scope,
+        query: RecallQuery,
+        *,
+        embedder: Embedder | None,
+        policy: RecallPolicy,
+        now: datetime,
+    ) -> Search:
+        if query.as_of is not None:  # heads are indexed; the past is read as the scan reads it
+            return self._transient.search(scope, query, embedder=embedder, policy=policy, now=now)
+        snapshot = self._current(scope, embedder.identity if embedder is not None else None)
+        return search(
+            snapshot, query, embedder=embedder, policy=policy, now=now, shortlist=self._shortlist
+        )
+
+    def _current(self, scope: Scope, identity: EmbedderId | None) -> Snapshot:
+        key: _Key = (scope, identity.key if identity is not None else None)
+        epoch = self._generations.epoch()
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None and cached.epoch == epoch:
+                self._cache.move_to_end(key)
+                return cached.snapshot
+        # Read the generation before the rows: a write landing in between is then seen as a
+        # newer generation next time (a rebuild too many, never a stale answer).
+        generation = self._generations.generation(scope)
+        if cached is not None and cached.generation == generation:
+            with self._lock:
+                cached.epoch = epoch
+            return cached.snapshot
+        snapshot = build_snapshot(read_rows(self._records, scope, identity), identity)
+        self._keep(key, _Cached(snapshot, generation, epoch, snapshot.nbytes()))
+        return snapshot
+
+    def _keep(self, key: _Key, entry: _Cached) -> None:
+        with self._lock:
+            old = self._cache.pop(key, None)
+            if old is not None:
+                self._bytes -= old.nbytes
+            if entry.nbytes > self._max_bytes:
+                return
+            self._cache[key] = entry
+            self._bytes += entry.nbytes
+            while self._bytes > self._max_bytes or len(self._cache) > self._max_scopes:
+                _, evicted = self._cache.popitem(last=False)
+                self._bytes -= evicted.nbytes
+
+
+# One index per backend in this process, found through the backend's generations object and
+# gone with it: the index holds the backend only through weak proxies, so this cache never
+# keeps a closed backend (or its snapshots) alive.
+_Shared = tuple["weakref.ReferenceType[RecordStore]", EmbeddedRecallIndex]
+_SHARED: weakref.WeakKeyDictionary[RecordGenerations, _Shared] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def index_of(stores: Stores) -> RecallIndex:
+    """The recall index for ``stores``: the process's embedded index of their backend when it
+    keeps generations (``Stores.generations``), else one built afresh for each recall."""
+    generations = stores.generations
+    if generations is None:
+        return TransientRecallIndex(stores.records)
+    with _SHARED_LOCK:
+        shared = _SHARED.get(generations)
+        # A new record store object for the same backend (a second ``stores()``) starts a new
+        # index: the old one's proxy may be about to die with the object it proxies.
+        if shared is None or shared[0]() is not stores.records:
+            index = EmbeddedRecallIndex(
+                cast(RecordStore, weakref.proxy(stores.records)),
+                cast(RecordGenerations, weakref.proxy(generations)),
+            )
+            shared = (weakref.ref(stores.records), index)
+            _SHARED[generations] = shared
+        return shared[1]

@@ -1,0 +1,159 @@
+"""Steps 1-2 over a snapshot, vectorised: BM25, cosines, the floor and fusion for every row.
+
+Each array operation repeats, in the same order, the float arithmetic the per-candidate
+functions of ``cairn.recall.keywords`` and ``cairn.recall.relevance`` do, so every value is the
+same IEEE double those functions compute (``tests/unit/test_recall_index_exact.py`` compares
+them bit for bit against the scan).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn.ports import Embedder
+from cairn.recall.candidates import row_cosines, unit, unit_rows
+from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
+from cairn.recall.query import RecallPolicy
+
+
+def bm25(
+    snapshot: Snapshot, view: IntArray, query: Sequence[str], policy: RecallPolicy
+) -> FloatArray:
+    """``bm25_scores`` of the view's rows (the view is the collection: N, df and the average
+    length are the view's), aligned with ``view``."""
+    total = len(view)
+    scores = np.zeros(total, dtype=np.float64)
+    terms = set(query)
+    if not terms or not total:
+        return scores
+    k1, b = policy.bm25_k1, policy.bm25_b
+    lengths = snapshot.lengths[view]
+    average = int(lengths.sum()) / total or 1.0
+    norm = k1 * ((1 - b) + (b * lengths) / average)
+    position = np.full(snapshot.size, -1, dtype=np.int64)
+    position[view] = np.arange(total)
+    for term in terms:
+        posting = snapshot.postings.get(term)
+        if posting is None:
+            continue
+        rows, tf = posting
+        at = position[rows]
+        held = at >= 0
+        at, tf = at[held], tf[held]
+        df = len(at)
+        if not df:
+            continue
+        idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+        scores[at] += ((idf * tf) * (k1 + 1)) / (tf + norm[at])
+    return scores
+
+
+@dataclass(frozen=True, slots=True)
+class Cosines:
+    """The view's cosines: ``values[i]`` is meaningful where ``present[i]``; ``vectors`` are
+    the unit rows recall compares for paraphrases, by view position."""
+
+    values: npt.NDArray[np.float32]
+    present: npt.NDArray[np.bool_]
+    fresh: dict[int, npt.NDArray[np.float32]]
+    reembedded: int
+
+
+def cosines(
+    snapshot: Snapshot,
+    view: IntArray,
+    keyword: FloatArray,
+    query_text: str,
+    embedder: Embedder,
+    policy: RecallPolicy,
+) -> Cosines:
+    """Embed the query (with up to ``max_reembed`` vectorless rows, best keyword first, in the
+    same batch, as the scan does) and score every row of the view that has a vector."""
+    rows = snapshot.vector_rows[view]
+    present = rows >= 0
+    vectorless = np.flatnonzero(~present)
+    missing = vectorless[np.lexsort((vectorless, -keyword[vectorless]))][: policy.max_reembed]
+    texts = [query_text, *(snapshot.contents[int(view[p])] for p in missing)]
+    embedded = embedder.embed(texts)
+    query = unit(embedded[0])
+    values = np.zeros(len(view), dtype=np.float32)
+    stored = np.flatnonzero(present)
+    if len(stored):
+        if len(stored) == snapshot.matrix.shape[0]:
+            values[stored] = row_cosines(snapshot.matrix, query)[rows[stored]]
+        else:
+            values[stored] = row_cosines(snapshot.matrix[rows[stored]], query)
+    fresh: dict[int, npt.NDArray[np.float32]] = {}
+    if len(missing):
+        made = unit_rows(np.asarray(embedded[1:], dtype=np.float32))
+        values[missing] = row_cosines(made, query)
+        fresh = {int(p): made[j] for j, p in enumerate(missing)}
+        present = present.copy()
+        present[missing] = True
+    return Cosines(values=values, present=present, fresh=fresh, reembedded=len(missing))
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    """The view positions that survived the floor (ascending) and their fused relevance."""
+
+    positions: IntArray
+    relevance: FloatArray
+    below_floor: int
+    keyword_only: bool
+
+
+def screen(
+    keyword: FloatArray, found: Cosines | None, embedded: bool, policy: RecallPolicy
+) -> Screened:
+    """``cairn.recall.relevance.screen`` over arrays."""
+    total = len(keyword)
+    best = float(keyword.max()) if total else 0.0
+    share = keyword / best if best > 0 else np.zeros(total, dtype=np.float64)
+    matched = (keyword > 0) & (share >= policy.keyword_floor)
+    if found is None:
+        passing = np.zeros(total, dtype=bool)
+        cosine = np.zeros(total, dtype=np.float64)
+    else:
+        cosine = found.values.astype(np.float64)
+        passing = found.present & (cosine >= policy.relevance_floor)
+    if not passing.any():
+        positions = np.flatnonzero(matched)
+        if policy.fusion == "rrf":
+            ranks = _ranks(positions, keyword[positions])
+            relevance = (1.0 / (policy.rrf_k + ranks)) / (1 / (policy.rrf_k + 1))
+        else:
+            relevance = share[positions]
+        return Screened(positions, relevance, total - len(positions), bool(total) or not embedded)
+    assert found is not None  # passing rows have cosines
+    unvectored = ~found.present & matched
+    keep = passing | unvectored
+    positions = np.flatnonzero(keep)
+    below = total - int(passing.sum()) - int(unvectored.sum())
+    if policy.fusion == "rrf":
+        k = policy.rrf_k
+        total_rank = np.zeros(total, dtype=np.float64)
+        by_cosine = np.flatnonzero(passing)
+        total_rank[by_cosine] = 0.0 + 1.0 / (k + _ranks(by_cosine, cosine[by_cosine]))
+        by_keyword = np.flatnonzero(keep & (keyword > 0))
+        total_rank[by_keyword] += 1.0 / (k + _ranks(by_keyword, keyword[by_keyword]))
+        relevance = np.minimum(1.0, total_rank[positions] / (2 / (k + 1)))
+    else:
+        weight = policy.keyword_weight
+        clipped = np.where(passing, np.minimum(1.0, np.maximum(0.0, cosine)), 0.0)
+        blended = (1 - weight) * clipped + weight * share
+        relevance = np.minimum(1.0, blended[positions])
+    return Screened(positions, relevance, below, False)
+
+
+def _ranks(positions: IntArray, key: FloatArray) -> FloatArray:
+    """1-based rank of each position, higher key first, ties by position (record id)."""
+    order = np.lexsort((positions, -key))
+    ranks = np.empty(len(positions), dtype=np.float64)
+    ranks[order] = np.arange(1, len(positions) + 1, dtype=np.float64)
+    return ranks

@@ -1,0 +1,237 @@
+"""Steps 1-3 over a snapshot, exactly as the scan, but ranking only what can reach the block.
+
+Every row of the view is scored in arrays (``scoring``), context expansion runs on the few
+hits that lend, and then only a shortlist becomes candidates: the rows with the highest upper
+bound on their final score. The bound takes the largest factor each later step could apply
+(query signals at full weight, recency at its vectorised value plus a margin), so no row
+outside the shortlist can score more than its bound. The shortlist is ranked by the scan's own
+functions (``boost``, ``rank``) and deduplicated; it is enough once ``top_k`` survivors are
+found and every row left out is bounded strictly below the last of them, else it widens
+(4x) until it is, or until it holds every relevant row. What is returned is therefore a prefix
+of the scan's ranking, long enough that dedup and the budget choose exactly what they would
+from the whole ranking.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from cairn.ports import Embedder
+from cairn.recall.candidates import Candidate
+from cairn.recall.dedup import deduplicate
+from cairn.recall.expansion import threads
+from cairn.recall.index.scoring import Cosines, Screened, bm25, cosines, screen
+from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
+from cairn.recall.keywords import tokenize
+from cairn.recall.query import RecallPolicy, RecallQuery
+from cairn.recall.ranking import Ranked, rank
+from cairn.recall.relevance import Relevant
+from cairn.recall.signals import boost
+from cairn.recall.temporal import query_periods
+
+# The first shortlist: four candidates an entry is room for the usual paraphrase or two.
+FIRST_SHORTLIST = 32
+_PER_ENTRY = 4
+_WIDEN = 4
+# Relative slack on a bound computed with numpy's own power (not libm's): far above any ulp.
+_BOUND_MARGIN = 1e-9
+_SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """A recall's ranking, best first, and what steps 1-3 did to get it.
+
+    ``ranked`` is the whole ranking or a prefix of it that holds every entry dedup visits
+    before it has ``top_k`` survivors. The counts are ``RecallCounts``' (see there).
+    """
+
+    ranked: tuple[Ranked, ...]
+    candidates: int
+    below_floor: int
+    unembedded: int
+    reembedded: int
+    keyword_only: bool
+    contextual: int
+
+
+def search(
+    snapshot: Snapshot,
+    query: RecallQuery,
+    *,
+    embedder: Embedder | None,
+    policy: RecallPolicy,
+    now: datetime,
+    shortlist: int = FIRST_SHORTLIST,
+) -> Search:
+    """The scan's steps 1-3 for ``query`` over ``snapshot`` (its embedder must be
+    ``embedder``'s identity), ranked only as far as the block can reach; ``shortlist`` is how
+    many rows are ranked first (at least one; any size gives the same answer)."""
+    view = snapshot.view(query.namespace_prefix, query.strategy)
+    keyword = bm25(snapshot, view, tokenize(query.text), policy)
+    found: Cosines | None = None
+    if embedder is not None and len(view):
+        found = cosines(snapshot, view, keyword, query.text, embedder, policy)
+    screened = screen(keyword, found, embedder is not None, policy)
+    relevance, admitted = _expand(snapshot, view, screened, policy)
+    unembedded = 0
+    if found is not None:
+        unembedded = len(view) - int(found.present.sum())
+    first = max(1, shortlist)
+    ranked = _shortlist(snapshot, view, keyword, found, relevance, query, policy, now, first)
+    return Search(
+        ranked=ranked,
+        candidates=len(view),
+        below_floor=screened.below_floor - admitted,
+        unembedded=unembedded,
+        reembedded=found.reembedded if found is not None else 0,
+        keyword_only=screened.keyword_only,
+        contextual=admitted,
+    )
+
+
+def _expand(
+    snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy
+) -> tuple[dict[int, float], int]:
+    """``cairn.recall.expansion.expand``: relevance by view position after the hits lend, and
+    how many positions the loans admitted."""
+    relevance = dict(zip(screened.positions.tolist(), screened.relevance.tolist(), strict=True))
+    if policy.context_weight == 0 or not relevance:
+        return relevance, 0
+    lent = _lent(snapshot, view, screened, policy)
+    admitted = 0
+    for position in sorted(lent):
+        share = lent[position]
+        if position in relevance:
+            if share > relevance[position]:
+                relevance[position] = share
+        elif share >= policy.relevance_floor:
+            relevance[position] = share
+            admitted += 1
+    return relevance, admitted
+
+
+def _lent(
+    snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy
+) -> dict[int, float]:
+    positions, relevance = screened.positions, screened.relevance
+    count = min(policy.context_hits, len(positions))
+    order = np.lexsort((positions, -relevance))[:count]
+    in_view = np.full(snapshot.size, -1, dtype=np.int64)
+    in_view[view] = np.arange(len(view))
+    lent: dict[int, float] = {}
+    for j in order.tolist():
+        hit_position, hit_relevance = int(positions[j]), float(relevance[j])
+        row = int(view[hit_position])
+        version = snapshot.version(row)
+        where = (version.first_seen_at, version.record_id)
+        for thread in threads(version):
+            members = snapshot.thread_rows[thread]
+            kept = [k for k, r in enumerate(members.rows.tolist()) if in_view[r] >= 0]
+            spots = [members.positions[k] for k in kept]
+            at = bisect.bisect_left(spots, where)
+            for step in (-1, 1):
+                index, distance = at + step, 0
+                while 0 <= index < len(kept) and distance < policy.context_span:
+                    gap = abs((spots[index][0] - where[0]).total_seconds())
+                    if gap > policy.context_window_seconds:
+                        break
+                    if gap > 0:
+                        distance += 1
+                        share = hit_relevance * policy.context_weight**distance
+                        target = int(in_view[int(members.rows[kept[index]])])
+                        lent[target] = max(lent.get(target, 0.0), share)
+                    index += step
+    return lent
+
+
+def _bounds(
+    snapshot: Snapshot,
+    rows: IntArray,
+    relevance: FloatArray,
+    query: RecallQuery,
+    policy: RecallPolicy,
+    now: datetime,
+) -> FloatArray:
+    """An upper bound on each row's final score: signals at their largest, recency computed
+    with numpy's power plus a margin."""
+    factor = 1.0
+    if policy.entity_weight > 0 and tokenize(query.text):
+        factor *= 1.0 + policy.entity_weight
+    if policy.temporal_weight > 0 and query_periods(query.text, now):
+        factor *= 1.0 + policy.temporal_weight
+    boosted = np.minimum(1.0, relevance * factor) if factor != 1.0 else relevance
+    low, high = policy.confidence_multiplier_min, policy.confidence_multiplier_max
+    confidence = low + (high - low) * np.minimum(1.0, np.maximum(0.0, snapshot.confidence[rows]))
+    age = np.maximum(0.0, (now.timestamp() - snapshot.last_seen[rows]) / _SECONDS_PER_DAY)
+    fresh = np.minimum(1.0, np.power(0.5, age / policy.recency_half_life_days) * (1 + 1e-6))
+    w = policy.recency_weight
+    bound: FloatArray = boosted * ((1 - w) * confidence + w * fresh) * (1 + _BOUND_MARGIN)
+    return bound
+
+
+def _shortlist(
+    snapshot: Snapshot,
+    view: IntArray,
+    keyword: FloatArray,
+    found: Cosines | None,
+    relevance: dict[int, float],
+    query: RecallQuery,
+    policy: RecallPolicy,
+    now: datetime,
+    first: int,
+) -> tuple[Ranked, ...]:
+    if not relevance:
+        return ()
+    positions = np.fromiter(relevance, dtype=np.int64, count=len(relevance))
+    values = np.fromiter(relevance.values(), dtype=np.float64, count=len(relevance))
+    bound = _bounds(snapshot, view[positions], values, query, policy, now)
+    size = min(len(positions), max(first, min(first, _PER_ENTRY) * query.top_k))
+    while True:
+        if size < len(positions):
+            chosen = np.argpartition(-bound, size - 1)[:size]
+            rest = np.ones(len(positions), dtype=bool)
+            rest[chosen] = False
+            left_out = float(bound[rest].max())
+        else:
+            chosen, left_out = np.arange(len(positions)), -1.0
+        items = [
+            _relevant(snapshot, view, keyword, found, int(positions[j]), float(values[j]))
+            for j in chosen.tolist()
+        ]
+        ranked = rank(boost(items, query.text, now, policy), policy, now)
+        kept = deduplicate(ranked, policy, limit=query.top_k).kept
+        if len(kept) == query.top_k and left_out < kept[-1].score:
+            last = next(i for i, r in enumerate(ranked) if r is kept[-1])
+            return tuple(ranked[: last + 1])
+        if size >= len(positions):
+            return tuple(ranked)
+        size = min(len(positions), size * _WIDEN)
+
+
+def _relevant(
+    snapshot: Snapshot,
+    view: IntArray,
+    keyword: FloatArray,
+    found: Cosines | None,
+    position: int,
+    relevance: float,
+) -> Relevant:
+    row = int(view[position])
+    vector, cosine = None, None
+    if found is not None and found.present[position]:
+        cosine = float(found.values[position])
+        fresh = found.fresh.get(position)
+        vector = fresh if fresh is not None else snapshot.matrix[int(snapshot.vector_rows[row])]
+    candidate = Candidate(
+        version=snapshot.version(row),
+        tokens=snapshot.tokens[row],
+        keyword=float(keyword[position]),
+        vector=vector,
+        cosine=cosine,
+    )
+    return Relevant(candidate=candidate, relevance=relevance)

@@ -1,0 +1,222 @@
+"""A scope's live heads as a recall index reads them: arrays, postings and one unit matrix.
+
+A snapshot is derived and rebuildable, never the truth: it is built from what the record store
+returns (``list_records`` and ``vectors``) and thrown away when the store's generation moves.
+Rows are in record-id order, so a tie broken by record id is a tie broken by row number.
+
+What each row keeps is what ranking needs for every row (namespace and strategy for the
+filters, keyword postings, confidence and last confirmation for the score bound, the row's
+threads for context expansion) and, for the few rows a recall shows, the version itself: a
+parsed ``RecordVersion``, or the JSON its store wrote, parsed on first use
+(``cairn.ports.RowLoader``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn.models import EmbedderId, RecordVersion, namespace_matches
+from cairn.ports import IndexRow, RowLoader
+from cairn.recall.candidates import searchable_text
+from cairn.recall.expansion import Thread, threads
+from cairn.recall.keywords import tokenize
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+# Bytes a row costs beyond its arrays: its record id, a loader or version, its token tuple.
+_ROW_OVERHEAD_BYTES = 600
+
+
+def row_of(version: RecordVersion, vector: npt.NDArray[np.float32] | None) -> IndexRow:
+    """The index row of a parsed version (its vector in the snapshot's space, or none)."""
+    return IndexRow(
+        record_id=version.record_id,
+        namespace=version.namespace,
+        strategy=version.strategy,
+        searchable=searchable_text(version),
+        content=version.content,
+        confidence=version.confidence,
+        first_seen_at=version.first_seen_at,
+        last_seen_at=version.last_seen_at,
+        threads=threads(version),
+        load=lambda: version,
+        vector=vector,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRows:
+    """One thread's rows in (first_seen_at, record id) order, with those positions."""
+
+    rows: IntArray
+    positions: tuple[tuple[datetime, str], ...]
+
+
+@dataclass(eq=False)
+class Snapshot:
+    """The index of one scope's live heads, for one embedding space (or none)."""
+
+    embedder: EmbedderId | None
+    record_ids: tuple[str, ...]
+    contents: tuple[str, ...]
+    tokens: tuple[tuple[str, ...], ...]
+    lengths: FloatArray
+    postings: dict[str, tuple[IntArray, FloatArray]]
+    namespaces: tuple[str, ...]
+    namespace_codes: IntArray
+    strategies: tuple[str, ...]
+    strategy_codes: IntArray
+    confidence: FloatArray
+    last_seen: FloatArray
+    thread_rows: dict[Thread, ThreadRows]
+    vector_rows: IntArray
+    matrix: npt.NDArray[np.float32]
+    loaders: tuple[RowLoader, ...]
+    _loaded: dict[int, RecordVersion] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def size(self) -> int:
+        return len(self.record_ids)
+
+    def version(self, row: int) -> RecordVersion:
+        """The version of ``row``, parsed once and kept."""
+        found = self._loaded.get(row)
+        if found is None:
+            found = self.loaders[row]()
+            with self._lock:
+                self._loaded[row] = found
+        return found
+
+    def view(self, namespace_prefix: str | None, strategy: str | None) -> IntArray:
+        """Rows under the namespace prefix (segment boundaries) with that strategy, in order."""
+        keep = np.ones(self.size, dtype=bool)
+        if namespace_prefix:
+            wanted = [
+                i for i, ns in enumerate(self.namespaces) if namespace_matches(ns, namespace_prefix)
+            ]
+            keep &= np.isin(self.namespace_codes, wanted)
+        if strategy is not None:
+            codes = [i for i, s in enumerate(self.strategies) if s == strategy]
+            keep &= np.isin(self.strategy_codes, codes)
+        return np.flatnonzero(keep).astype(np.int64)
+
+    def nbytes(self) -> int:
+        """What the snapshot holds, estimated: its arrays exactly, its rows at a flat rate."""
+        arrays: list[npt.NDArray[np.generic]] = [self.lengths, self.namespace_codes]
+        arrays += [self.strategy_codes, self.confidence, self.last_seen, self.vector_rows]
+        arrays.append(self.matrix)
+        posting = 16 * sum(len(rows) for rows, _ in self.postings.values())
+        posting += 200 * len(self.postings)  # the term, its dict slot and two array views
+        threaded = sum(t.rows.nbytes + 64 * len(t.positions) for t in self.thread_rows.values())
+        text = sum(len(c) for c in self.contents)
+        rows = self.size * _ROW_OVERHEAD_BYTES
+        return sum(a.nbytes for a in arrays) + posting + threaded + text + rows
+
+
+def build_snapshot(rows: Sequence[IndexRow], embedder: EmbedderId | None) -> Snapshot:
+    """The snapshot of ``rows`` (already in record-id order, every one a live head).
+
+    A vector whose width is not ``embedder.dims`` is left out, as recall's scan leaves it out.
+    """
+    tokens = tuple(tuple(tokenize(row.searchable)) for row in rows)
+    postings = _postings(tokens)
+    namespaces, namespace_codes = _codes([row.namespace for row in rows])
+    strategies, strategy_codes = _codes([row.strategy for row in rows])
+    vector_rows, matrix = _unit_matrix(rows, embedder)
+    return Snapshot(
+        embedder=embedder,
+        record_ids=tuple(row.record_id for row in rows),
+        contents=tuple(row.content for row in rows),
+        tokens=tokens,
+        lengths=np.array([len(t) for t in tokens], dtype=np.float64),
+        postings=postings,
+        namespaces=namespaces,
+        namespace_codes=namespace_codes,
+        strategies=strategies,
+        strategy_codes=strategy_codes,
+        confidence=np.array([row.confidence for row in rows], dtype=np.float64),
+        last_seen=np.array([row.last_seen_at.timestamp() for row in rows], dtype=np.float64),
+        thread_rows=_thread_rows(rows),
+        vector_rows=vector_rows,
+        matrix=matrix,
+        loaders=tuple(row.load for row in rows),
+    )
+
+
+def _unit_matrix(
+    rows: Sequence[IndexRow], embedder: EmbedderId | None
+) -> tuple[IntArray, npt.NDArray[np.float32]]:
+    """Each row's position in the matrix (-1: none) and the matrix of unit rows.
+
+    Filled in place and normalised in place, so the scope's vectors are held once, not three
+    times; the values are bit for bit ``unit_rows`` of the stacked vectors (the same norms,
+    the same division).
+    """
+    dims = embedder.dims if embedder is not None else 0
+    vector_rows = np.full(len(rows), -1, dtype=np.int64)
+    if embedder is not None:
+        with_vector = [
+            i
+            for i, row in enumerate(rows)
+            if row.vector is not None and np.size(row.vector) == dims
+        ]
+        vector_rows[with_vector] = np.arange(len(with_vector))
+    else:
+        with_vector = []
+    matrix = np.empty((len(with_vector), dims), dtype=np.float32)
+    for j, i in enumerate(with_vector):
+        matrix[j] = np.asarray(rows[i].vector, dtype=np.float32).reshape(-1)
+    if len(with_vector):
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        np.divide(matrix, np.where(norms > 0, norms, 1), out=matrix)
+    return vector_rows, matrix
+
+
+def _postings(tokens: Sequence[Sequence[str]]) -> dict[str, tuple[IntArray, FloatArray]]:
+    """term -> (rows holding it, ascending; its count in each of those rows).
+
+    Built as one sorted array of (term, row) pairs, so the per-token work in Python is one
+    dictionary lookup; each term's postings are slices of two shared arrays.
+    """
+    vocabulary: dict[str, int] = {}
+    term_ids = [vocabulary.setdefault(term, len(vocabulary)) for doc in tokens for term in doc]
+    if not term_ids:
+        return {}
+    rows = np.repeat(np.arange(len(tokens), dtype=np.int64), [len(doc) for doc in tokens])
+    pairs, counts = np.unique(
+        np.asarray(term_ids, dtype=np.int64) * len(tokens) + rows, return_counts=True
+    )
+    terms, posted = np.divmod(pairs, len(tokens))
+    starts = np.searchsorted(terms, np.arange(len(vocabulary) + 1))
+    tf = counts.astype(np.float64)
+    return {
+        term: (posted[starts[i] : starts[i + 1]], tf[starts[i] : starts[i + 1]])
+        for term, i in vocabulary.items()
+    }
+
+
+def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
+    distinct: dict[str, int] = {}
+    codes = np.array([distinct.setdefault(v, len(distinct)) for v in values], dtype=np.int64)
+    return tuple(distinct), codes
+
+
+def _thread_rows(rows: Sequence[IndexRow]) -> dict[Thread, ThreadRows]:
+    members: dict[Thread, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        for thread in row.threads:
+            members[thread].append(i)
+    found: dict[Thread, ThreadRows] = {}
+    for thread, indices in members.items():
+        indices.sort(key=lambda i: (rows[i].first_seen_at, rows[i].record_id))
+        positions = tuple((rows[i].first_seen_at, rows[i].record_id) for i in indices)
+        found[thread] = ThreadRows(rows=np.array(indices, dtype=np.int64), positions=positions)
+    return found
