@@ -513,6 +513,7 @@ class IndexRow:
     first_seen_at: datetime
     last_seen_at: datetime
     threads: frozenset[Thread]
+    trusted: bool
     load: RowLoader
     vector: npt.NDArray[np.float32] | None = None
 

@@ -67,12 +67,21 @@ def untrusted_limit(policy: RecallPolicy, top_k: int) -> int:
     return math.floor(policy.max_untrusted_share * top_k)
 
 
-def deduplicate(ranked: Sequence[Ranked], policy: RecallPolicy, limit: int) -> Deduplicated:
+def deduplicate(
+    ranked: Sequence[Ranked],
+    policy: RecallPolicy,
+    limit: int,
+    *,
+    any_trusted: bool | None = None,
+) -> Deduplicated:
     """Collapse paraphrases to their best-ranked member, visiting ``ranked`` in order until
     ``limit`` survivors are found (no later survivor could be shown, so none is compared);
     untrusted survivors past their share are held back, and shown only if no trusted
-    candidate exists."""
-    any_trusted = any(r.candidate.version.trust is Trust.TRUSTED for r in ranked)
+    candidate exists. ``any_trusted`` says whether the whole ranking holds a trusted candidate
+    when ``ranked`` is only its prefix (a recall index's answer); by default ``ranked`` is
+    looked at."""
+    if any_trusted is None:
+        any_trusted = any(r.candidate.version.trust is Trust.TRUSTED for r in ranked)
     cap = untrusted_limit(policy, limit) if any_trusted else limit
     kept: list[tuple[int, Ranked]] = []
     untrusted = 0

@@ -88,7 +88,7 @@ def recall(
     now = clock.now()
     index = index or index_of(stores)
     found = index.search(scope, query, embedder=embedder, policy=policy, now=query.as_of or now)
-    unique = deduplicate(found.ranked, policy, limit=query.top_k)
+    unique = deduplicate(found.ranked, policy, limit=query.top_k, any_trusted=found.any_trusted)
     clamped = clamp(unique.kept, policy, query.top_k)
     block = render_block(clamped.entries)
     journal_id: str | None = None

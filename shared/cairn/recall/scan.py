@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cairn.models import Scope
+from cairn.models import Scope, Trust
 from cairn.ports import Embedder, RecordStore
 from cairn.recall.candidates import gather
 from cairn.recall.index.shortlist import Search
@@ -38,6 +38,7 @@ def scan(
         reembedded=pool.reembedded,
         keyword_only=ordered.keyword_only,
         contextual=ordered.contextual,
+        any_trusted=any(r.candidate.version.trust is Trust.TRUSTED for r in ordered.ranked),
     )
 
 

@@ -86,7 +86,9 @@ def _search(
         scope = scope_of(memory, actor)
         searched.append(scope)
         search = index.search(scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now)
-        kept = deduplicate(search.ranked, API_POLICY, limit=query.top_k).kept
+        kept = deduplicate(
+            search.ranked, API_POLICY, limit=query.top_k, any_trusted=search.any_trusted
+        ).kept
         found += [
             (scope, item) for item in kept if _wanted(item.candidate.version, strategy_id, filters)
         ]

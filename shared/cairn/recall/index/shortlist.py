@@ -57,6 +57,8 @@ class Search:
     reembedded: int
     keyword_only: bool
     contextual: int
+    # Whether the whole ranking holds a trusted candidate (dedup's untrusted cap needs it).
+    any_trusted: bool = False
 
 
 def search(
@@ -82,7 +84,12 @@ def search(
     if found is not None:
         unembedded = len(view) - int(found.present.sum())
     first = max(1, shortlist)
-    ranked = _shortlist(snapshot, view, keyword, found, relevance, query, policy, now, first)
+    trusted = bool(relevance) and bool(
+        snapshot.trusted[view[np.fromiter(relevance, dtype=np.int64)]].any()
+    )
+    ranked = _shortlist(
+        snapshot, view, keyword, found, relevance, query, policy, now, first, trusted
+    )
     return Search(
         ranked=ranked,
         candidates=len(view),
@@ -91,6 +98,7 @@ def search(
         reembedded=found.reembedded if found is not None else 0,
         keyword_only=screened.keyword_only,
         contextual=admitted,
+        any_trusted=trusted,
     )
 
 
@@ -184,6 +192,7 @@ def _shortlist(
     policy: RecallPolicy,
     now: datetime,
     first: int,
+    any_trusted: bool,
 ) -> tuple[Ranked, ...]:
     if not relevance:
         return ()
@@ -204,7 +213,7 @@ def _shortlist(
             for j in chosen.tolist()
         ]
         ranked = rank(boost(items, query.text, now, policy), policy, now)
-        kept = deduplicate(ranked, policy, limit=query.top_k).kept
+        kept = deduplicate(ranked, policy, limit=query.top_k, any_trusted=any_trusted).kept
         if len(kept) == query.top_k and left_out < kept[-1].score:
             last = next(i for i, r in enumerate(ranked) if r is kept[-1])
             return tuple(ranked[: last + 1])

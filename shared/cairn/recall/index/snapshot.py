@@ -22,7 +22,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from cairn.models import EmbedderId, RecordVersion, namespace_matches
+from cairn.models import EmbedderId, RecordVersion, Trust, namespace_matches
 from cairn.ports import IndexRow, RowLoader
 from cairn.recall.candidates import searchable_text
 from cairn.recall.expansion import Thread, threads
@@ -46,6 +46,7 @@ def row_of(version: RecordVersion, vector: npt.NDArray[np.float32] | None) -> In
         first_seen_at=version.first_seen_at,
         last_seen_at=version.last_seen_at,
         threads=threads(version),
+        trusted=version.trust is Trust.TRUSTED,
         load=lambda: version,
         vector=vector,
     )
@@ -75,6 +76,7 @@ class Snapshot:
     strategy_codes: IntArray
     confidence: FloatArray
     last_seen: FloatArray
+    trusted: npt.NDArray[np.bool_]
     thread_rows: dict[Thread, ThreadRows]
     vector_rows: IntArray
     matrix: npt.NDArray[np.float32]
@@ -144,6 +146,7 @@ def build_snapshot(rows: Sequence[IndexRow], embedder: EmbedderId | None) -> Sna
         strategy_codes=strategy_codes,
         confidence=np.array([row.confidence for row in rows], dtype=np.float64),
         last_seen=np.array([row.last_seen_at.timestamp() for row in rows], dtype=np.float64),
+        trusted=np.array([row.trusted for row in rows], dtype=bool),
         thread_rows=_thread_rows(rows),
         vector_rows=vector_rows,
         matrix=matrix,

@@ -25,7 +25,7 @@ _THREAD_EDGES = frozenset({EdgeKind.PART_OF.value, EdgeKind.DISCUSSED_IN.value})
 # One parse of the JSON per row, in SQLite, for just the fields the index reads.
 _FIELDS = (
     *("strategy", "content", "confidence", "first_seen_at", "last_seen_at", "keywords"),
-    *("entities", "tags", "sources", "edges"),
+    *("entities", "tags", "sources", "edges", "trust"),
 )
 _EXTRACT = "json_extract(v.data, " + ", ".join(f"'$.{name}'" for name in _FIELDS) + ")"
 _HEADS = (
@@ -65,9 +65,19 @@ def _viewed(blob: bytes) -> Any:
 
 
 def _row(record_id: str, namespace: str, data: str, extracted: str, vector: Any) -> IndexRow:
-    (strategy, content, confidence, first, last, keywords, entities, tags, sources, edges) = (
-        pydantic_core.from_json(extracted)
-    )
+    (
+        strategy,
+        content,
+        confidence,
+        first,
+        last,
+        keywords,
+        entities,
+        tags,
+        sources,
+        edges,
+        trust,
+    ) = pydantic_core.from_json(extracted)
     searchable = " ".join((content, *keywords, *entities, *tags))
     return IndexRow(
         record_id=record_id,
@@ -79,6 +89,7 @@ def _row(record_id: str, namespace: str, data: str, extracted: str, vector: Any)
         first_seen_at=datetime.fromisoformat(first),
         last_seen_at=datetime.fromisoformat(last),
         threads=_threads(sources, edges),
+        trusted=trust == "trusted",
         load=lambda: RecordVersion.model_validate_json(data),
         vector=vector,
     )
