@@ -36,6 +36,7 @@ from cairn.ports import (
 from cairn.recall.index.shortlist import FIRST_SHORTLIST, Search, search
 from cairn.recall.index.snapshot import Snapshot, build_snapshot, row_of
 from cairn.recall.query import RecallPolicy, RecallQuery
+from cairn.scope_guard import in_scope
 
 # A 100k-record scope of 384-d vectors holds ~150 MB of matrix plus its rows
 # (docs/benchmarks.md, speed): the default keeps one such scope, or many small ones.
@@ -65,6 +66,12 @@ class RecallIndex(Protocol):
         ...
 
 
+def bulk_reads(records: object) -> bool:
+    """Whether the store's own class reads index rows in bulk: a wrapper that forwards other
+    calls (one that changes ``list_records``) is read through its ``list_records``."""
+    return callable(getattr(type(records), "index_rows", None))
+
+
 def read_rows(
     records: RecordStore,
     scope: Scope,
@@ -72,10 +79,12 @@ def read_rows(
     *,
     namespace_prefix: str | None = None,
     as_of: datetime | None = None,
+    bulk: bool = False,
 ) -> list[IndexRow]:
-    """The rows of ``scope``'s live heads (as of ``as_of``, under the prefix), record-id order."""
-    if isinstance(records, IndexRowReader) and as_of is None and namespace_prefix is None:
-        return records.index_rows(scope, embedder)
+    """The rows of ``scope``'s live heads (as of ``as_of``, under the prefix), record-id order;
+    with ``bulk`` (``bulk_reads(records)``), an unfiltered read is one ``index_rows`` call."""
+    if bulk and as_of is None and namespace_prefix is None:
+        return cast(IndexRowReader, records).index_rows(scope, embedder)
     heads: list[RecordVersion] = []
     cursor: str | None = None
     while True:
@@ -86,11 +95,7 @@ def read_rows(
             limit=MAX_PAGE_SIZE,
             cursor=cursor,
         )
-        heads.extend(
-            v
-            for v in page.items
-            if v.live and v.memory_id == scope.memory_id and v.actor_id == scope.actor_id
-        )
+        heads.extend(v for v in in_scope(page.items, scope, where="recall") if v.live)
         cursor = page.next_cursor
         if cursor is None:
             break
@@ -101,9 +106,12 @@ def read_rows(
 class TransientRecallIndex:
     """The uncached index: every recall reads the filtered heads and builds its snapshot."""
 
-    def __init__(self, records: RecordStore, *, shortlist: int = FIRST_SHORTLIST) -> None:
+    def __init__(
+        self, records: RecordStore, *, shortlist: int = FIRST_SHORTLIST, bulk: bool | None = None
+    ) -> None:
         self._records = records
         self._shortlist = shortlist
+        self._bulk = bulk_reads(records) if bulk is None else bulk
 
     def search(
         self,
@@ -121,6 +129,7 @@ class TransientRecallIndex:
             identity,
             namespace_prefix=query.namespace_prefix,
             as_of=query.as_of,
+            bulk=self._bulk,
         )
         snapshot = build_snapshot(rows, identity)
         return search(
@@ -152,6 +161,7 @@ class EmbeddedRecallIndex:
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_scopes: int = DEFAULT_MAX_SCOPES,
         shortlist: int = FIRST_SHORTLIST,
+        bulk: bool | None = None,
     ) -> None:
         self._records = records
         self._generations = generations
@@ -161,7 +171,8 @@ class EmbeddedRecallIndex:
         self._bytes = 0
         self._lock = threading.Lock()
         self._shortlist = shortlist
-        self._transient = TransientRecallIndex(records, shortlist=shortlist)
+        self._bulk = bulk_reads(records) if bulk is None else bulk
+        self._transient = TransientRecallIndex(records, shortlist=shortlist, bulk=self._bulk)
 
     @property
     def held_bytes(self) -> int:
@@ -204,7 +215,8 @@ class EmbeddedRecallIndex:
             with self._lock:
                 cached.epoch = epoch
             return cached.snapshot
-        snapshot = build_snapshot(read_rows(self._records, scope, identity), identity)
+        rows = read_rows(self._records, scope, identity, bulk=self._bulk)
+        snapshot = build_snapshot(rows, identity)
         self._keep(key, _Cached(snapshot, generation, epoch, snapshot.nbytes()))
         return snapshot
 
@@ -244,6 +256,7 @@ def index_of(stores: Stores) -> RecallIndex:
             index = EmbeddedRecallIndex(
                 cast(RecordStore, weakref.proxy(stores.records)),
                 cast(RecordGenerations, weakref.proxy(generations)),
+                bulk=bulk_reads(stores.records),
             )
             shared = (weakref.ref(stores.records), index)
             _SHARED[generations] = shared
