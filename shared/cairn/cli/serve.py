@@ -10,16 +10,23 @@ extracted in the background (``cairn.local.api``), payloads staged beside the st
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import os
 import sys
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cairn.cli.args import CliParser
-from cairn.clock import SystemClock
-from cairn.ports import ModelProvider
+from cairn.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from cairn.api.router import Api
+    from cairn.ports import ModelProvider
 
 DEFAULT_PORT = 8700
+MAX_PORT = 65535
 TOKEN_ENV = "CAIRN_TOKEN"  # noqa: S105  # a variable name, not a secret
 
 
@@ -34,7 +41,10 @@ def add_serve_command(commands: argparse._SubParsersAction[CliParser], store_hel
         "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
     )
     sub.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default: %(default)s)"
+        "--port",
+        type=parse_port,
+        default=DEFAULT_PORT,
+        help="0 to 65535; 0 picks a free port (default: %(default)s)",
     )
     sub.add_argument(
         "--token",
@@ -59,6 +69,19 @@ def add_serve_command(commands: argparse._SubParsersAction[CliParser], store_hel
     sub.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=store_help)
 
 
+def parse_port(text: str) -> int:
+    """A TCP port number, ``0..65535`` (0: any free port)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_PORT:
+        raise argparse.ArgumentTypeError(
+            f"takes a port number from 0 to {MAX_PORT} (0 picks a free one), got {text!r}"
+        )
+    return value
+
+
 def _is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -66,10 +89,46 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
+def _is_every_address(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return host == ""
+
+
+def client_url(host: str, port: int) -> str:
+    """The URL a client on this machine uses: a wildcard address is reached over loopback."""
+    return f"http://{'127.0.0.1' if _is_every_address(host) else host}:{port}"
+
+
+def bind(api: Api, host: str, port: int) -> ThreadingHTTPServer:
+    """The bound server; a port in use or an address not of this machine is a clear error."""
+    from cairn.api.server import make_server
+
+    try:
+        return make_server(api, host, port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigurationError(
+                f"port {port} on {host} is already in use (another `cairn serve`?); stop that "
+                "process, or pick another port with --port (--port 0 picks a free one)"
+            ) from exc
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise ConfigurationError(
+                f"not allowed to listen on port {port} of {host} (ports below 1024 usually "
+                "need privileges); pick another with --port"
+            ) from exc
+        raise ConfigurationError(
+            f"cannot listen on {host!r} ({exc.strerror or exc}); pass an address of this "
+            "machine with --host, e.g. 127.0.0.1 (or 0.0.0.0 for every interface)"
+        ) from exc
+
+
 def serve(args: argparse.Namespace) -> int:
     """Serve until interrupted; prints the export line first (stdout), notes on stderr."""
     from cairn.api import ApiSettings
-    from cairn.api.server import export_line, make_server
+    from cairn.api.server import export_line
+    from cairn.clock import SystemClock
     from cairn.local import offline_model, serve_embedded
     from cairn.local.store import open_store
 
@@ -101,12 +160,20 @@ def serve(args: argparse.Namespace) -> int:
         settings=settings,
     )
     try:
-        server = make_server(served.api, args.host, args.port)
-        host, port = server.server_address[:2]
-        print(export_line(f"http://{host!s}:{port}"), flush=True)
+        server = bind(served.api, args.host, args.port)
+        host, port = str(server.server_address[0]), int(server.server_address[1])
+        print(export_line(client_url(host, port)), flush=True)
         print(
-            f"cairn serve: AgentCore Memory API on port {port}, store {args.store}", file=sys.stderr
+            f"cairn serve: AgentCore Memory API on {host}:{port}, store {args.store}; "
+            "Ctrl-C to stop",
+            file=sys.stderr,
         )
+        if _is_every_address(args.host):
+            print(
+                f"cairn serve: listening on every interface; from another machine use "
+                f"http://<this machine's address>:{port}",
+                file=sys.stderr,
+            )
         if not _is_loopback(args.host) and token is None:
             print(
                 "cairn serve: warning: listening beyond loopback without --token; any caller "
