@@ -184,7 +184,7 @@ def test_erasing_a_whole_actor_needs_yes_and_leaves_other_actors_alone(
         (("remember", "a fact"), "not a valid actor!", "--actor"),
         (("replay", "jrn-unknown"), "alice", "does not exist"),
         (("forget", UNKNOWN_ID), "alice", "does not exist"),
-        (("frobnicate",), "alice", "invalid choice"),
+        (("frobnicate",), "alice", "unknown command"),
     ],
 )
 def test_a_bad_command_fails_with_one_line_saying_what_was_wrong(

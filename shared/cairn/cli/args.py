@@ -8,10 +8,11 @@ from the environment (``CAIRN_ACTOR``, ``CAIRN_MEMORY``, ``CAIRN_STORE``), else 
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cairn.cli.errors import UsageError
 from cairn.local.store import default_store_path
@@ -29,6 +30,18 @@ class CliParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}; see `{self.prog} --help`")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """An unknown command names only the public ones (never the internal phases the
+        demos run), with the closest as a suggestion; the word typed is not echoed."""
+        if isinstance(action, argparse._SubParsersAction) and value not in (action.choices or ()):
+            public = [choice.dest for choice in action._choices_actions]
+            close = difflib.get_close_matches(str(value), public, n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise argparse.ArgumentError(
+                None, f"unknown command; {hint}the commands are {', '.join(public)}"
+            )
+        super()._check_value(action, value)
 
 
 def parse_instant(text: str) -> datetime:
@@ -84,13 +97,39 @@ def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> a
         args.store = args.store or default_demo_store()
         return args
     if args.command in STORE_COMMANDS:
+        _refuse_empty(args, "store")
         args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store_path())
         return args
-    args.actor = args.actor or environ.get("CAIRN_ACTOR")
-    if not args.actor:
+    _refuse_empty(args, "actor", "memory", "store")
+    # Only an option left out falls back to the environment: `--actor ""` is an error above,
+    # never a silent switch to CAIRN_ACTOR. An empty variable counts as unset.
+    if args.actor is None:
+        args.actor = environ.get("CAIRN_ACTOR") or None
+    if args.actor is None:
         raise UsageError(
             f"no actor given: pass --actor ID or set CAIRN_ACTOR; see `cairn {args.command} --help`"
         )
-    args.memory = args.memory or environ.get("CAIRN_MEMORY") or DEFAULT_MEMORY
-    args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store_path())
+    if args.memory is None:
+        args.memory = environ.get("CAIRN_MEMORY") or DEFAULT_MEMORY
+    if args.store is None:
+        args.store = Path(environ.get("CAIRN_STORE") or default_store_path())
     return args
+
+
+def _refuse_empty(args: argparse.Namespace, *options: str) -> None:
+    """``UsageError`` for an option given an empty value (``--actor ""``, ``--store ""``)."""
+    for option in options:
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if isinstance(value, Path) and str(value) == ".":  # what Path("") becomes
+            raise UsageError(
+                "--store names no file: give the path of a store file, e.g. --store "
+                f"~/cairn.db, or leave it out; see `cairn {args.command} --help`"
+            )
+        if isinstance(value, str) and not value.strip():
+            raise UsageError(
+                f"--{option} is empty: give it a value (e.g. --{option} "
+                f"{'tg:12345' if option == 'actor' else DEFAULT_MEMORY}) or leave it out to "
+                f"use CAIRN_{option.upper()}; see `cairn {args.command} --help`"
+            )
