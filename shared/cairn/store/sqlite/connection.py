@@ -27,7 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from cairn.errors import CairnError, ConfigurationError, ConflictError, StoreUnavailableError
-from cairn.store.sqlite.schema import apply_migrations, known_migrations
+from cairn.store.sqlite.schema import apply_migrations, known_migrations, refuse_foreign
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,8 @@ class SQLiteDatabase:
                 path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
             try:
+                # Before any pragma: switching to WAL would already rewrite the file's header.
+                refuse_foreign(conn, str(path))
                 _configure(conn, path, busy_timeout)
                 apply_migrations(conn, known_migrations(), now, str(path))
             except BaseException:
