@@ -1,8 +1,9 @@
 """Reading the ``cairn`` command line: value types, and where --actor/--memory/--store come from.
 
 Each location option is taken from the command line (before or after the command name), else
-from the environment (``CAIRN_ACTOR``, ``CAIRN_MEMORY``, ``CAIRN_STORE``), else from a default;
-``--actor`` has no default. The demo uses its own store and never ``CAIRN_STORE``.
+from the environment (``CAIRN_ACTOR``, ``CAIRN_MEMORY``, ``CAIRN_STORE``), else from
+``cairn.toml`` (``cairn.cli.config``), else from a default; ``--actor`` has no default.
+The demo uses its own store and never ``CAIRN_STORE``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, NoReturn
 
+from cairn.cli.config import load_config
 from cairn.cli.errors import UsageError
 from cairn.local.store import default_store_path
 from cairn.recall.query import MAX_TOP_K
@@ -96,24 +98,31 @@ def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> a
     if args.command in DEMO_COMMANDS:
         args.store = args.store or default_demo_store()
         return args
+    config = load_config(environ)
     if args.command in STORE_COMMANDS:
         _refuse_empty(args, "store")
-        args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store_path())
+        args.store = args.store or _store_from(environ, config.store)
         return args
     _refuse_empty(args, "actor", "memory", "store")
-    # Only an option left out falls back to the environment: `--actor ""` is an error above,
-    # never a silent switch to CAIRN_ACTOR. An empty variable counts as unset.
+    # Only an option left out falls back to the environment, then to cairn.toml: `--actor ""`
+    # is an error above, never a silent switch to CAIRN_ACTOR. An empty variable is unset.
     if args.actor is None:
-        args.actor = environ.get("CAIRN_ACTOR") or None
+        args.actor = environ.get("CAIRN_ACTOR") or config.actor
     if args.actor is None:
         raise UsageError(
-            f"no actor given: pass --actor ID or set CAIRN_ACTOR; see `cairn {args.command} --help`"
+            "no actor given: pass --actor ID, set CAIRN_ACTOR, or set actor in cairn.toml; "
+            f"see `cairn {args.command} --help`"
         )
     if args.memory is None:
-        args.memory = environ.get("CAIRN_MEMORY") or DEFAULT_MEMORY
+        args.memory = environ.get("CAIRN_MEMORY") or config.memory or DEFAULT_MEMORY
     if args.store is None:
-        args.store = Path(environ.get("CAIRN_STORE") or default_store_path())
+        args.store = _store_from(environ, config.store)
     return args
+
+
+def _store_from(environ: Mapping[str, str], configured: Path | None) -> Path:
+    named = environ.get("CAIRN_STORE")
+    return Path(named) if named else configured or default_store_path()
 
 
 def _refuse_empty(args: argparse.Namespace, *options: str) -> None:
