@@ -25,6 +25,8 @@ DEFAULT_MEMORY = "default"
 DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
 # Commands that serve every actor and memory of a store: they need only --store.
 STORE_COMMANDS = frozenset({"serve", "jobs", "doctor"})  # the whole store, no actor
+# Commands that work on a whole store or memory, or on one actor when --actor is given.
+ACTOR_OPTIONAL = frozenset({"ls", "stats", "export"})
 
 
 class CliParser(argparse.ArgumentParser):
@@ -108,7 +110,7 @@ def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> a
     # is an error above, never a silent switch to CAIRN_ACTOR. An empty variable is unset.
     if args.actor is None:
         args.actor = environ.get("CAIRN_ACTOR") or config.actor
-    if args.actor is None:
+    if args.actor is None and args.command not in ACTOR_OPTIONAL:
         raise UsageError(
             "no actor given: pass --actor ID, set CAIRN_ACTOR, or set actor in cairn.toml; "
             f"see `cairn {args.command} --help`"
