@@ -22,7 +22,6 @@ from cairn.cli.args import CliParser
 from cairn.cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from cairn.models import RecordVersion, Scope
     from cairn.store.sqlite import SQLiteBackend
     from cairn.store.sqlite.inventory import ScopeCounts
 
@@ -116,7 +115,7 @@ def run_ls(args: argparse.Namespace) -> int:
 
 def _ls_records(args: argparse.Namespace, backend: SQLiteBackend) -> int:
     from cairn.cli.output import record_line, version_json
-    from cairn.local.memory import active_heads
+    from cairn.local.store import all_records
     from cairn.models import Scope
 
     if args.actor is None:
@@ -124,9 +123,9 @@ def _ls_records(args: argparse.Namespace, backend: SQLiteBackend) -> int:
     scope = Scope(memory_id=args.memory, actor_id=args.actor)
     stores = backend.stores()
     if args.status == "active":
-        heads = active_heads(stores, scope, namespace_prefix=args.namespace)
+        heads = all_records(stores, scope, namespace_prefix=args.namespace)
     else:
-        heads = _every_head(backend, scope, args.namespace)
+        heads = all_records(stores, scope, namespace_prefix=args.namespace, include_inactive=True)
         if args.status != "all":
             heads = [head for head in heads if head.status.value == args.status]
     if args.category is not None:
@@ -138,27 +137,6 @@ def _ls_records(args: argparse.Namespace, backend: SQLiteBackend) -> int:
     for head in heads:
         print(f"{record_line(head)}  ({head.status.value})")
     return 0
-
-
-def _every_head(backend: SQLiteBackend, scope: Scope, namespace: str | None) -> list[RecordVersion]:
-    """Every head of ``scope`` whatever its status, erased tombstones included."""
-    from cairn.ports import MAX_PAGE_SIZE
-
-    stores = backend.stores()
-    found: list[RecordVersion] = []
-    cursor: str | None = None
-    while True:
-        page = stores.records.list_records(
-            scope,
-            namespace_prefix=namespace,
-            include_inactive=True,
-            limit=MAX_PAGE_SIZE,
-            cursor=cursor,
-        )
-        found.extend(page.items)
-        cursor = page.next_cursor
-        if cursor is None:
-            return found
 
 
 def run_stats(args: argparse.Namespace) -> int:

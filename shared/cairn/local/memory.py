@@ -19,9 +19,11 @@ from pathlib import Path
 from types import TracebackType
 
 from cairn.changes import Create, FoldIn, NewRecord, Retract, Vector
+from cairn.local.offline import offline_model
+from cairn.local.store import all_records, default_namespace
 from cairn.local.system import EmbeddedExtraction, open_embedded
 from cairn.models import RecordVersion, Scope, Source, SourceKind, content_digest
-from cairn.ports import MAX_PAGE_SIZE, Embedder, EraseReport, ModelProvider, Stores
+from cairn.ports import Embedder, EraseReport, ModelProvider, Stores
 from cairn.recall import RecallQuery, Recollection, Replay, recall, replay
 from cairn.recall.query import DEFAULT_TOP_K
 from cairn.runtime.session import MemorySession
@@ -37,12 +39,6 @@ DEFAULT_CONFIDENCE = {
 }
 
 
-def default_namespace(category: str, actor_id: str) -> str:
-    """``/preferences/<actor>/`` for preferences, ``/facts/<actor>/`` for everything else."""
-    kind = "preferences" if category == "preference" else "facts"
-    return f"/{kind}/{actor_id}/"
-
-
 def with_vectors(embedder: Embedder, records: Sequence[NewRecord]) -> list[NewRecord]:
     """The records, each carrying the vector of its content, embedded in one batch."""
     if not records:
@@ -56,22 +52,6 @@ def with_vectors(embedder: Embedder, records: Sequence[NewRecord]) -> list[NewRe
         )
         for record, row in zip(records, rows, strict=True)
     ]
-
-
-def active_heads(
-    stores: Stores, scope: Scope, *, namespace_prefix: str | None = None
-) -> list[RecordVersion]:
-    """Every active head of ``scope`` (under ``namespace_prefix``), in record id order."""
-    found: list[RecordVersion] = []
-    cursor: str | None = None
-    while True:
-        page = stores.records.list_records(
-            scope, namespace_prefix=namespace_prefix, limit=MAX_PAGE_SIZE, cursor=cursor
-        )
-        found.extend(page.items)
-        cursor = page.next_cursor
-        if cursor is None:
-            return found
 
 
 def plan_remember(heads: Sequence[RecordVersion], record: NewRecord) -> Create | FoldIn:
@@ -117,7 +97,7 @@ class LocalMemory:
             sources=(Source(kind=source),),
         )
         change = plan_remember(
-            active_heads(self.stores, self.scope, namespace_prefix=record.namespace), record
+            all_records(self.stores, self.scope, namespace_prefix=record.namespace), record
         )
         if isinstance(change, Create) and self.embedder is not None:
             (embedded,) = with_vectors(self.embedder, [record])
@@ -196,9 +176,5 @@ def open_memory(
         from cairn.embed.onnx import OnnxEmbedder
 
         embedder = OnnxEmbedder()
-    if model is None:
-        from cairn.llm.heuristic import HeuristicModel
-
-        model = HeuristicModel()
-    extraction = open_embedded(path, model=model, embedder=embedder)
+    extraction = open_embedded(path, model=model or offline_model(), embedder=embedder)
     return LocalMemory(extraction, scope, embedder=embedder)
