@@ -28,9 +28,9 @@ demo: $(DEMO_STAMP)
 # `cairn` on PATH for everyday use, in an environment of its own (pipx or uv, whichever exists).
 install:
 	@if command -v pipx >/dev/null 2>&1; then \
-	    pipx install --force --pip-args='-c $(CURDIR)/constraints.txt' '$(CURDIR)[onnx]'; \
+	    pipx install --force --pip-args='-c $(CURDIR)/constraints.txt' '$(CURDIR)[onnx,mcp]'; \
 	elif command -v uv >/dev/null 2>&1; then \
-	    uv tool install --force --constraint '$(CURDIR)/constraints.txt' '$(CURDIR)[onnx]'; \
+	    uv tool install --force --constraint '$(CURDIR)/constraints.txt' '$(CURDIR)[onnx,mcp]'; \
 	else \
 	    echo "make install: needs pipx or uv (e.g. 'python3 -m pip install --user pipx'), or use" \
 	        ".venv/bin/cairn after 'make demo'" >&2; \

@@ -17,10 +17,14 @@ from typing import Any, NoReturn
 
 from cairn.cli.config import load_config
 from cairn.cli.errors import UsageError
-from cairn.local.store import default_store_path
-from cairn.recall.query import MAX_TOP_K
+from cairn.local.paths import default_store_path
 
 DEFAULT_MEMORY = "default"
+# Copies of the library's values, so building the parser loads neither pydantic nor numpy;
+# tests/unit/test_cli_startup.py checks each against its source.
+DEFAULT_TOP_K = 8  # cairn.recall.query.DEFAULT_TOP_K
+MAX_TOP_K = 100  # cairn.recall.query.MAX_TOP_K
+SOURCE_KINDS = ("user", "model", "tool", "import", "system")  # cairn.models.SourceKind
 # Commands that work on the demo's fixed scope rather than on --actor/--memory.
 DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
 # Commands that serve every actor and memory of a store: they need only --store.

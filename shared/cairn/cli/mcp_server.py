@@ -23,13 +23,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from cairn.cli.args import CliParser
-from cairn.models import SourceKind
+from cairn.cli.args import SOURCE_KINDS, CliParser
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from cairn.local.memory import LocalMemory
+    from cairn.models import SourceKind
 
 
 def add_mcp_command(
@@ -43,8 +43,8 @@ def add_mcp_command(
     sub.set_defaults(run=run_mcp)
     sub.add_argument(
         "--source",
-        choices=[k.value for k in SourceKind],
-        default=SourceKind.MODEL.value,
+        choices=SOURCE_KINDS,
+        default="model",
         help="the source of what the agent remembers (default: %(default)s, untrusted)",
     )
     return sub
@@ -111,6 +111,7 @@ def build_server(memory: LocalMemory, source: SourceKind) -> MCPServer:
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve MCP over stdin/stdout until the client closes the stream."""
     from cairn.local.memory import open_memory
+    from cairn.models import SourceKind
 
     with open_memory(args.store, actor=args.actor, memory=args.memory) as memory:
         build_server(memory, SourceKind(args.source)).run("stdio")

@@ -14,7 +14,6 @@ import errno
 import ipaddress
 import os
 import sys
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,8 @@ from cairn.cli.args import CliParser
 from cairn.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from http.server import ThreadingHTTPServer
+
     from cairn.api.router import Api
     from cairn.ports import ModelProvider
 

@@ -21,6 +21,7 @@ from cairn.clock import SystemClock
 from cairn.demo import conversation_script as demo
 from cairn.demo.processes import DemoStepError, print_heading, run_child
 from cairn.embed.onnx import OnnxEmbedder
+from cairn.errors import InvalidInputError
 from cairn.local import (
     EmbeddedExtraction,
     FilesystemStagingStore,
@@ -124,6 +125,10 @@ PHASES: dict[str, Callable[[Stores, Path], None]] = {"file": file_phase, "recall
 
 def run_phase(args: argparse.Namespace) -> int:
     """``cairn demo-phase NAME --store PATH``: one phase, in this process."""
+    if args.phase not in PHASES:
+        raise InvalidInputError(
+            f"no demo phase named that; the phases are {', '.join(sorted(PHASES))}"
+        )
     stores = open_store(args.store, SystemClock(), create=True)
     try:
         print(f"(process {os.getpid()}, store {args.store})")
