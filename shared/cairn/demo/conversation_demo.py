@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cairn.clock import SystemClock
 from cairn.demo import conversation_script as demo
-from cairn.demo.processes import DemoStepError, print_heading, run_child
+from cairn.demo.processes import DemoStepError, command_name, print_heading, run_child
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.errors import InvalidInputError
 from cairn.local import (
@@ -187,6 +187,7 @@ def _run_steps(store: Path) -> None:
 
     print("\nMemory outlived the processes that wrote it. Explore it yourself:")
     tail = f"--store {store} --actor {scope.actor_id}"
-    print(f'  cairn recall "what does the user drink?" {tail}')
-    print(f"  cairn as-of 2099-01-01 {tail}")
-    print(f"  cairn history <a record id from above> {tail}")
+    cairn = command_name()
+    print(f'  {cairn} recall "what does the user drink?" {tail}')
+    print(f"  {cairn} ls records {tail}")
+    print(f"  {cairn} history <a record id from above> {tail}")
