@@ -6,6 +6,9 @@ the path in ``CAIRN_CONFIG``. Every key is optional::
     actor = "tg:12345"          # as --actor / CAIRN_ACTOR
     memory = "default"          # as --memory / CAIRN_MEMORY
     store = "~/cairn/cairn.db"  # as --store / CAIRN_STORE ("~" is expanded)
+    provider = "openai"         # as --provider / CAIRN_PROVIDER (cairn.cli.providers)
+    model = "llama3.2"          # as --model / CAIRN_MODEL
+    base_url = "http://127.0.0.1:11434/v1"  # as --base-url / CAIRN_BASE_URL
 
 A value given on the command line wins over the environment, which wins over the file. A file
 that is not valid TOML, or names a key cairn does not know, is an error that names the file and
@@ -24,7 +27,7 @@ import platformdirs
 from cairn.cli.errors import UsageError
 
 CONFIG_ENV = "CAIRN_CONFIG"
-KEYS = ("actor", "memory", "store")
+KEYS = ("actor", "memory", "store", "provider", "model", "base_url")
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,9 @@ class CliConfig:
     actor: str | None = None
     memory: str | None = None
     store: Path | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
     path: Path | None = None
 
 
@@ -76,5 +82,8 @@ def load_config(environ: Mapping[str, str]) -> CliConfig:
         actor=settings.get("actor"),
         memory=settings.get("memory"),
         store=Path(store).expanduser() if store else None,
+        provider=settings.get("provider"),
+        model=settings.get("model"),
+        base_url=settings.get("base_url"),
         path=path,
     )

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from cairn.cli.args import SOURCE_KINDS, CliParser
+from cairn.cli.providers import add_provider_options, model_from
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -47,6 +48,7 @@ def add_mcp_command(
         default="model",
         help="the source of what the agent remembers (default: %(default)s, untrusted)",
     )
+    add_provider_options(sub)
     return sub
 
 
@@ -113,6 +115,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     from cairn.local.memory import open_memory
     from cairn.models import SourceKind
 
-    with open_memory(args.store, actor=args.actor, memory=args.memory) as memory:
+    model = model_from(args)
+    with open_memory(args.store, actor=args.actor, memory=args.memory, model=model) as memory:
         build_server(memory, SourceKind(args.source)).run("stdio")
     return 0

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cairn.cli.args import CliParser
+from cairn.cli.providers import add_provider_options, model_from
 from cairn.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from http.server import ThreadingHTTPServer
 
     from cairn.api.router import Api
-    from cairn.ports import ModelProvider
 
 DEFAULT_PORT = 8700
 MAX_PORT = 65535
@@ -60,14 +60,8 @@ def add_serve_command(commands: argparse._SubParsersAction[CliParser], store_hel
         default="onnx",
         help="onnx: the local MiniLM model (default); none: keyword recall only",
     )
-    sub.add_argument(
-        "--model-url",
-        default=None,
-        help="extract with this OpenAI-compatible server (an Ollama server: "
-        "http://127.0.0.1:11434/v1) instead of the offline rules; needs --model",
-    )
-    sub.add_argument("--model", default=None, help="the model --model-url serves (llama3.1:8b)")
     sub.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=store_help)
+    add_provider_options(sub)
 
 
 def parse_port(text: str) -> int:
@@ -130,13 +124,11 @@ def serve(args: argparse.Namespace) -> int:
     from cairn.api import ApiSettings
     from cairn.api.server import export_line
     from cairn.clock import SystemClock
-    from cairn.local import offline_model, serve_embedded
+    from cairn.local import serve_embedded
     from cairn.local.store import open_store
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
-    if (args.model_url is None) != (args.model is None):
-        print("cairn serve: give --model-url and --model together", file=sys.stderr)
-        return 2
+    model = model_from(args)  # a wrong --provider/--model is reported before anything opens
     clock = SystemClock()
     embedder = None
     if args.embedder == "onnx":
@@ -145,13 +137,9 @@ def serve(args: argparse.Namespace) -> int:
         embedder = OnnxEmbedder()
     stores = open_store(args.store, clock, create=True)
     settings = ApiSettings(region=args.region, token=token)
-    # Events posted to a memory with strategies are extracted in the background: by the
-    # offline rules, as `cairn demo` does, or by a local model server (docs/extraction.md).
-    model: ModelProvider = offline_model()
-    if args.model_url is not None:
-        from cairn.llm.openai_compat import OpenAICompatibleModel
-
-        model = OpenAICompatibleModel(args.model_url, args.model)
+    # Events posted to a memory with strategies are extracted in the background by the model
+    # --provider selects: the offline rules by default, as `cairn demo`, or a local model
+    # server (docs/extraction.md).
     served = serve_embedded(
         stores,
         args.store,

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cairn.local.api import EmbeddedApi, serve_embedded
-    from cairn.local.offline import offline_model
     from cairn.local.fs_staging import FilesystemStagingStore
+    from cairn.local.offline import offline_model
     from cairn.local.system import EmbeddedExtraction, open_embedded, staging_dir, wire_embedded
 
 _HOMES = {
