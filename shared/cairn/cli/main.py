@@ -38,11 +38,12 @@ from cairn.cli.inventory import add_inventory_commands
 from cairn.cli.jobs import add_jobs_command
 from cairn.cli.mcp_server import add_mcp_command
 from cairn.cli.serve import add_serve_command
+from cairn.cli.transfer import add_transfer_commands
 from cairn.local.paths import default_store_path
 
 PUBLIC_COMMANDS = (
-    "{remember,recall,history,as-of,forget,replay,erase,ls,stats,demo,demo-agent,serve,jobs,"
-    "doctor,mcp}"
+    "{remember,recall,history,as-of,forget,replay,erase,ls,stats,export,import,"
+    "demo,demo-agent,serve,jobs,doctor,mcp}"
 )
 
 
@@ -245,6 +246,7 @@ def build_parser() -> CliParser:
     )
     _add_memory_commands(commands)
     add_inventory_commands(commands, [_scope_options()])
+    add_transfer_commands(commands, [_scope_options()])
     _add_demo_commands(commands)
     store_help = f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})"
     add_serve_command(commands, store_help)
