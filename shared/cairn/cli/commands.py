@@ -20,10 +20,11 @@ from typing import Any, TextIO
 from cairn.changes import MAX_CHANGES_PER_APPLY, Create, FoldIn, NewRecord, Retract
 from cairn.cli.errors import FAILURE_EXIT, UsageError
 from cairn.cli.output import record_line, version_json, version_lines, when
+from cairn.cli.progress import embed_with_progress
 from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.errors import NotFoundError
-from cairn.local.memory import DEFAULT_CONFIDENCE, plan_remember, with_vectors
+from cairn.local.memory import DEFAULT_CONFIDENCE, plan_remember
 from cairn.local.store import all_records, default_namespace, open_store
 from cairn.models import RecordVersion, Scope, Source, SourceKind
 from cairn.ports import Clock, Stores
@@ -98,7 +99,7 @@ def remember(args: argparse.Namespace) -> int:
         heads = all_records(ctx.stores, ctx.scope, namespace_prefix=namespace)
         changes = [plan_remember(heads, record) for record in records]
         created = [change.record for change in changes if isinstance(change, Create)]
-        vectors = iter(with_vectors(OnnxEmbedder(), created))
+        vectors = iter(embed_with_progress(OnnxEmbedder(), created))
         planned = [
             Create(record=next(vectors)) if isinstance(change, Create) else change
             for change in changes

@@ -198,8 +198,8 @@ def run_import(args: argparse.Namespace) -> int:
     """File the file's records into the actor's memory; print how many, and how many skipped."""
     from cairn.changes import MAX_CHANGES_PER_APPLY, Create
     from cairn.cli.commands import opened, scope_of
+    from cairn.cli.progress import embed_with_progress
     from cairn.embed.onnx import OnnxEmbedder
-    from cairn.local.memory import with_vectors
     from cairn.local.store import all_records
     from cairn.models import content_digest
 
@@ -215,7 +215,7 @@ def run_import(args: argparse.Namespace) -> int:
             if key not in held:
                 held.add(key)
                 fresh.append(record)
-        embedded = with_vectors(OnnxEmbedder(), fresh)
+        embedded = embed_with_progress(OnnxEmbedder(), fresh)
         for start in range(0, len(embedded), MAX_CHANGES_PER_APPLY):
             batch = embedded[start : start + MAX_CHANGES_PER_APPLY]
             ctx.stores.records.apply(ctx.scope, [Create(record=record) for record in batch])
