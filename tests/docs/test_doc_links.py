@@ -43,9 +43,12 @@ def test_every_link_names_a_file_and_anchor_that_exist(page: Path) -> None:
 
 def test_examples_and_docs_name_the_port_cairn_serve_uses() -> None:
     texts = [ROOT / "examples" / "converse_agent.py", *PAGES]
+    # Where a URL points a client at `cairn serve` (model servers' URLs are other ports).
+    serve_url = re.compile(
+        r"(?:--endpoint |endpoint_url=[\"']|AWS_ENDPOINT_URL_BEDROCK_AGENTCORE(?:_CONTROL)?=)"
+        r"http://127\.0\.0\.1:(\d+)"
+    )
     ports = {
-        int(port)
-        for path in texts
-        for port in re.findall(r"http://127\.0\.0\.1:(\d+)", path.read_text(encoding="utf-8"))
+        int(port) for path in texts for port in serve_url.findall(path.read_text(encoding="utf-8"))
     }
     assert ports == {DEFAULT_PORT}

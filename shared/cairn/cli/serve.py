@@ -120,7 +120,7 @@ def bind(api: Api, host: str, port: int) -> ThreadingHTTPServer:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Serve until interrupted; prints the export line first (stdout), notes on stderr."""
+    """Serve until interrupted; prints notes on stderr, then the export line on stdout."""
     from cairn.api import ApiSettings
     from cairn.api.server import export_line
     from cairn.clock import SystemClock
@@ -151,7 +151,6 @@ def serve(args: argparse.Namespace) -> int:
     try:
         server = bind(served.api, args.host, args.port)
         host, port = str(server.server_address[0]), int(server.server_address[1])
-        print(export_line(client_url(host, port)), flush=True)
         print(
             f"cairn serve: AgentCore Memory API on {host}:{port}, store {args.store}; "
             "Ctrl-C to stop",
@@ -170,6 +169,8 @@ def serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         try:
+            # The export line last: once a client reads it, a Ctrl-C is a clean stop.
+            print(export_line(client_url(host, port)), flush=True)
             server.serve_forever()
         except KeyboardInterrupt:
             print("cairn serve: stopped", file=sys.stderr)
