@@ -9,7 +9,8 @@ import tomllib
 from pathlib import Path
 
 import cairn
-from cairn.cli import args
+from cairn.cli import args, jobs
+from cairn.jobs import JobName
 from cairn.models import SourceKind
 from cairn.recall import query
 
@@ -64,3 +65,4 @@ def test_the_parsers_copies_of_library_values_match_the_library() -> None:
     assert args.DEFAULT_TOP_K == query.DEFAULT_TOP_K
     assert args.MAX_TOP_K == query.MAX_TOP_K
     assert tuple(kind.value for kind in SourceKind) == args.SOURCE_KINDS
+    assert tuple(job.value for job in JobName) == jobs.JOB_NAMES
