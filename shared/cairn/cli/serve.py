@@ -22,9 +22,8 @@ from cairn.cli.providers import add_provider_options, model_from
 from cairn.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from http.server import ThreadingHTTPServer
-
     from cairn.api.router import Api
+    from cairn.api.server import ApiServer
 
 DEFAULT_PORT = 8700
 MAX_PORT = 65535
@@ -96,7 +95,7 @@ def client_url(host: str, port: int) -> str:
     return f"http://{'127.0.0.1' if _is_every_address(host) else host}:{port}"
 
 
-def bind(api: Api, host: str, port: int) -> ThreadingHTTPServer:
+def bind(api: Api, host: str, port: int) -> ApiServer:
     """The bound server; a port in use or an address not of this machine is a clear error."""
     from cairn.api.server import make_server
 
