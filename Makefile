@@ -1,21 +1,41 @@
 # The one task runner. Every target bootstraps its own virtual environment from
 # pyproject.toml, pinned by constraints.txt, so nothing depends on what was installed by hand.
+# `make demo` installs only what the demo runs on (cairn and its local embedder); the targets
+# that need the development tools add them to the same environment.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+DEMO_STAMP := $(VENV)/.installed-demo
 STAMP := $(VENV)/.installed
+DEMO_EXTRAS ?= onnx
 EXTRAS ?= dev,onnx
 
-.PHONY: demo test soak check stack-check lint format typecheck bench bench-quick clean test-sdk
+.PHONY: demo install test soak check stack-check lint format typecheck bench bench-quick clean test-sdk
 
-$(STAMP): pyproject.toml constraints.txt
+$(DEMO_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[$(DEMO_EXTRAS)]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/cairn demo --store $(CURDIR)/.cairn-demo/demo.db --fresh
+
+# `cairn` on PATH for everyday use, in an environment of its own (pipx or uv, whichever exists).
+install:
+	@if command -v pipx >/dev/null 2>&1; then \
+	    pipx install --force --pip-args='-c $(CURDIR)/constraints.txt' '$(CURDIR)[onnx,mcp]'; \
+	elif command -v uv >/dev/null 2>&1; then \
+	    uv tool install --force --constraint '$(CURDIR)/constraints.txt' '$(CURDIR)[onnx,mcp]'; \
+	else \
+	    echo "make install: needs pipx or uv (e.g. 'python3 -m pip install --user pipx'), or use" \
+	        ".venv/bin/cairn after 'make demo'" >&2; \
+	    exit 1; \
+	fi
 
 test: $(STAMP)
 	$(PY) -m pytest -q

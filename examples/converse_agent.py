@@ -6,7 +6,7 @@ Run it against the embedded store (no AWS account needed for memory; the model i
 
 or against a cairn HTTP endpoint (``cairn serve``, or the deployed API):
 
-    python examples/converse_agent.py --actor me --endpoint http://127.0.0.1:8765
+    python examples/converse_agent.py --actor me --endpoint http://127.0.0.1:8700
 
 Each line you type is one run: cairn recalls what is relevant to it into the system prompt
 (fixed for the run), the model may call ``learn``, ``memory_edit`` and ``memory_recall``, and

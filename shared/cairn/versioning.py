@@ -229,11 +229,24 @@ def _live_head(record_id: str, heads: Mapping[str, RecordVersion]) -> RecordVers
     if head is None:
         raise RecordNotFoundError(record_id)
     if not head.live:
-        raise InvalidChangeError(
-            f"record {record_id!r} is {head.status.value}; only an active record can change "
-            "(see its history for the successor)"
-        )
+        raise InvalidChangeError(_why_not_live(head))
     return head
+
+
+def _why_not_live(head: RecordVersion) -> str:
+    """Why a record cannot change, naming a successor only where one exists."""
+    rid = head.record_id
+    if head.status is Status.SUPERSEDED and head.superseded_by:
+        return (
+            f"record {rid!r} was superseded by {head.superseded_by!r}; only an active record "
+            "can change: change its successor instead"
+        )
+    if head.status is Status.RETRACTED:
+        return (
+            f"record {rid!r} is already retracted (forgotten); only an active record can "
+            "change, and its history keeps what it held"
+        )
+    return f"record {rid!r} is {head.status.value}; only an active record can change"
 
 
 _NOT_STORED = frozenset({"record_id", "vector", "seen_at"})

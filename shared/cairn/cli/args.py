@@ -1,27 +1,36 @@
 """Reading the ``cairn`` command line: value types, and where --actor/--memory/--store come from.
 
 Each location option is taken from the command line (before or after the command name), else
-from the environment (``CAIRN_ACTOR``, ``CAIRN_MEMORY``, ``CAIRN_STORE``), else from a default;
-``--actor`` has no default. The demo uses its own store and never ``CAIRN_STORE``.
+from the environment (``CAIRN_ACTOR``, ``CAIRN_MEMORY``, ``CAIRN_STORE``), else from
+``cairn.toml`` (``cairn.cli.config``), else from a default; ``--actor`` has no default.
+The demo uses its own store and never ``CAIRN_STORE``.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from cairn.cli.config import load_config
 from cairn.cli.errors import UsageError
-from cairn.local.store import default_store_path
-from cairn.recall.query import MAX_TOP_K
+from cairn.local.paths import default_store_path
 
 DEFAULT_MEMORY = "default"
+# Copies of the library's values, so building the parser loads neither pydantic nor numpy;
+# tests/unit/test_cli_startup.py checks each against its source.
+DEFAULT_TOP_K = 8  # cairn.recall.query.DEFAULT_TOP_K
+MAX_TOP_K = 100  # cairn.recall.query.MAX_TOP_K
+SOURCE_KINDS = ("user", "model", "tool", "import", "system")  # cairn.models.SourceKind
 # Commands that work on the demo's fixed scope rather than on --actor/--memory.
 DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
 # Commands that serve every actor and memory of a store: they need only --store.
 STORE_COMMANDS = frozenset({"serve", "jobs", "doctor"})  # the whole store, no actor
+# Commands that work on a whole store or memory, or on one actor when --actor is given.
+ACTOR_OPTIONAL = frozenset({"ls", "stats", "export"})
 
 
 class CliParser(argparse.ArgumentParser):
@@ -29,6 +38,18 @@ class CliParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}; see `{self.prog} --help`")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """An unknown command names only the public ones (never the internal phases the
+        demos run), with the closest as a suggestion; the word typed is not echoed."""
+        if isinstance(action, argparse._SubParsersAction) and value not in (action.choices or ()):
+            public = [choice.dest for choice in action._choices_actions]
+            close = difflib.get_close_matches(str(value), public, n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise argparse.ArgumentError(
+                None, f"unknown command; {hint}the commands are {', '.join(public)}"
+            )
+        super()._check_value(action, value)
 
 
 def parse_instant(text: str) -> datetime:
@@ -83,14 +104,47 @@ def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> a
     if args.command in DEMO_COMMANDS:
         args.store = args.store or default_demo_store()
         return args
+    config = load_config(environ)
     if args.command in STORE_COMMANDS:
-        args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store_path())
+        _refuse_empty(args, "store")
+        args.store = args.store or _store_from(environ, config.store)
         return args
-    args.actor = args.actor or environ.get("CAIRN_ACTOR")
-    if not args.actor:
+    _refuse_empty(args, "actor", "memory", "store")
+    # Only an option left out falls back to the environment, then to cairn.toml: `--actor ""`
+    # is an error above, never a silent switch to CAIRN_ACTOR. An empty variable is unset.
+    if args.actor is None:
+        args.actor = environ.get("CAIRN_ACTOR") or config.actor
+    if args.actor is None and args.command not in ACTOR_OPTIONAL:
         raise UsageError(
-            f"no actor given: pass --actor ID or set CAIRN_ACTOR; see `cairn {args.command} --help`"
+            "no actor given: pass --actor ID, set CAIRN_ACTOR, or set actor in cairn.toml; "
+            f"see `cairn {args.command} --help`"
         )
-    args.memory = args.memory or environ.get("CAIRN_MEMORY") or DEFAULT_MEMORY
-    args.store = args.store or Path(environ.get("CAIRN_STORE") or default_store_path())
+    if args.memory is None:
+        args.memory = environ.get("CAIRN_MEMORY") or config.memory or DEFAULT_MEMORY
+    if args.store is None:
+        args.store = _store_from(environ, config.store)
     return args
+
+
+def _store_from(environ: Mapping[str, str], configured: Path | None) -> Path:
+    named = environ.get("CAIRN_STORE")
+    return Path(named) if named else configured or default_store_path()
+
+
+def _refuse_empty(args: argparse.Namespace, *options: str) -> None:
+    """``UsageError`` for an option given an empty value (``--actor ""``, ``--store ""``)."""
+    for option in options:
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if isinstance(value, Path) and str(value) == ".":  # what Path("") becomes
+            raise UsageError(
+                "--store names no file: give the path of a store file, e.g. --store "
+                f"~/cairn.db, or leave it out; see `cairn {args.command} --help`"
+            )
+        if isinstance(value, str) and not value.strip():
+            raise UsageError(
+                f"--{option} is empty: give it a value (e.g. --{option} "
+                f"{'tg:12345' if option == 'actor' else DEFAULT_MEMORY}) or leave it out to "
+                f"use CAIRN_{option.upper()}; see `cairn {args.command} --help`"
+            )

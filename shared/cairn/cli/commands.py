@@ -10,33 +10,28 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
-from cairn.changes import Create, NewRecord, Retract, Vector
-from cairn.cli.errors import UsageError
+from cairn.changes import MAX_CHANGES_PER_APPLY, Create, FoldIn, NewRecord, Retract
+from cairn.cli.errors import FAILURE_EXIT, UsageError
 from cairn.cli.output import record_line, version_json, version_lines, when
+from cairn.cli.progress import embed_with_progress
 from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
-from cairn.erasure import erase_actor
+from cairn.errors import NotFoundError
+from cairn.local.memory import DEFAULT_CONFIDENCE, plan_remember
 from cairn.local.store import all_records, default_namespace, open_store
 from cairn.models import RecordVersion, Scope, Source, SourceKind
-from cairn.ports import Clock, Embedder, Stores
+from cairn.ports import Clock, Stores
 from cairn.recall import RecallQuery, Recollection, Replay
 from cairn.recall import recall as recall_block
 from cairn.recall import replay as replay_journal
 from cairn.visible_text import neutralised
-
-# User-stated outranks inferred (DESIGN §4); recall's confidence multiplier reads these.
-DEFAULT_CONFIDENCE = {
-    SourceKind.USER: 0.9,
-    SourceKind.SYSTEM: 0.9,
-    SourceKind.IMPORT: 0.7,
-    SourceKind.MODEL: 0.5,
-    SourceKind.TOOL: 0.5,
-}
 
 
 @dataclass(frozen=True)
@@ -65,48 +60,96 @@ def opened(args: argparse.Namespace, *, create: bool = False) -> Iterator[Contex
         stores.close()
 
 
-def with_vectors(embedder: Embedder, records: Sequence[NewRecord]) -> list[NewRecord]:
-    """The records, each carrying the vector of its content, embedded in one batch."""
-    if not records:
-        return []
-    rows = embedder.embed([record.content for record in records])
-    return [
-        record.model_copy(
-            update={
-                "vector": Vector(embedder=embedder.identity, values=tuple(float(x) for x in row))
-            }
+def facts_of(text: str, stdin: TextIO) -> list[str]:
+    """The facts TEXT names: itself (one line), or with ``-`` each non-blank line of stdin,
+    repeats dropped; ``UsageError`` for a multi-line TEXT or an empty stdin."""
+    if text == "-":
+        lines = [line.strip() for line in stdin.read().splitlines()]
+        facts = list(dict.fromkeys(line for line in lines if line))
+        if not facts:
+            raise UsageError("no fact on standard input: `cairn remember -` reads one per line")
+        return facts
+    if len(text.splitlines()) > 1:
+        raise UsageError(
+            "TEXT is one fact on one line, and this one has several lines: remember each "
+            "fact separately, or pipe them in, one per line, to `cairn remember -`"
         )
-        for record, row in zip(records, rows, strict=True)
-    ]
+    return [text]
 
 
 def remember(args: argparse.Namespace) -> int:
-    """Store TEXT as a new record (with its vector); print its id and version."""
+    """Store each fact as a new record (with its vector), or fold an exact repeat into the
+    record that holds it; print the id and version written."""
     scope = scope_of(args)  # a malformed actor is reported as such, not as a bad namespace
     source = SourceKind(args.source)
     confidence = args.confidence if args.confidence is not None else DEFAULT_CONFIDENCE[source]
-    record = NewRecord(
-        namespace=args.namespace or default_namespace(args.category, scope.actor_id),
-        category=args.category,
-        content=args.text,
-        confidence=confidence,
-        tags=tuple(args.tag),
-        sources=(Source(kind=source),),
-    )
-    (record,) = with_vectors(OnnxEmbedder(), [record])
+    namespace = args.namespace or default_namespace(args.category, scope.actor_id)
+    records = [
+        NewRecord(
+            namespace=namespace,
+            category=args.category,
+            content=fact,
+            confidence=confidence,
+            tags=tuple(args.tag),
+            sources=(Source(kind=source),),
+        )
+        for fact in facts_of(args.text, sys.stdin)
+    ]
     with opened(args, create=True) as ctx:
-        (written,) = ctx.stores.records.apply(ctx.scope, [Create(record=record)])
-    print(
-        f"remembered {written.record_id} v{written.version}  {written.namespace}  "
-        f"[{written.category}, {written.trust.value}]"
-    )
+        heads = all_records(ctx.stores, ctx.scope, namespace_prefix=namespace)
+        changes = [plan_remember(heads, record) for record in records]
+        created = [change.record for change in changes if isinstance(change, Create)]
+        vectors = iter(embed_with_progress(OnnxEmbedder(), created))
+        planned = [
+            Create(record=next(vectors)) if isinstance(change, Create) else change
+            for change in changes
+        ]
+        written = [
+            version
+            for start in range(0, len(planned), MAX_CHANGES_PER_APPLY)
+            for version in ctx.stores.records.apply(
+                ctx.scope, planned[start : start + MAX_CHANGES_PER_APPLY]
+            )
+        ]
+    for change, version in zip(planned, written, strict=True):
+        repeat = (
+            f" (already held: seen {version.seen_count}x)" if isinstance(change, FoldIn) else ""
+        )
+        print(
+            f"remembered {version.record_id} v{version.version}{repeat}  {version.namespace}  "
+            f"[{version.category}, {version.trust.value}]"
+        )
     return 0
+
+
+def require_known_actor(ctx: Context, store: Path) -> None:
+    """``NotFoundError`` naming the actors the store knows, if this one has neither records
+    nor events: most likely a mistyped --actor, so nothing is searched or journaled."""
+    if ctx.stores.records.list_records(ctx.scope, include_inactive=True, limit=1).items:
+        return
+    if ctx.stores.events.list_sessions(ctx.scope, limit=1).items:
+        return
+    from cairn.store.sqlite import SQLiteBackend
+
+    owner = ctx.stores.owner
+    known = (
+        sorted({c.actor_id for c in owner.inventory(ctx.scope.memory_id)})
+        if isinstance(owner, SQLiteBackend)
+        else []
+    )
+    shown = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "")
+    raise NotFoundError(
+        f"actor {ctx.scope.actor_id!r} has no records or events in memory "
+        f"{ctx.scope.memory_id!r} of {store}, so there is nothing to recall (and nothing was "
+        f"journaled); check --actor (actors here: {shown or 'none'})"
+    )
 
 
 def recall(args: argparse.Namespace) -> int:
     """Print the rendered recall block for QUERY, then the journal id that pins it."""
     query = RecallQuery(text=args.query, namespace_prefix=args.namespace, top_k=args.top_k)
     with opened(args) as ctx:
+        require_known_actor(ctx, args.store)
         found = recall_block(
             ctx.scope, query, stores=ctx.stores, embedder=OnnxEmbedder(), clock=ctx.clock
         )
@@ -192,6 +235,7 @@ def forget(args: argparse.Namespace) -> int:
 
 def replay(args: argparse.Namespace) -> int:
     """Re-render each journaled recall from its exact versions and say whether it matches."""
+    mismatched = 0
     with opened(args) as ctx:
         for journal_id in args.journal_ids:
             replayed = replay_journal(ctx.scope, journal_id, stores=ctx.stores)
@@ -200,6 +244,14 @@ def replay(args: argparse.Namespace) -> int:
             print(f'\njournal {journal_id}: recalled {at} for "{query}"')
             print(replayed.block)
             print(f"replay: {verdict(replayed)}")
+            mismatched += not replayed.matches
+    if mismatched:
+        print(
+            f"cairn: error: {mismatched} of {len(args.journal_ids)} replay(s) do not match what "
+            "was recalled; see the reasons above",
+            file=sys.stderr,
+        )
+        return FAILURE_EXIT
     return 0
 
 
@@ -218,40 +270,3 @@ def verdict(replayed: Replay) -> str:
     return (
         "does NOT match the journaled block (" + ("; ".join(reasons) or "rendering differs") + ")"
     )
-
-
-def erase(args: argparse.Namespace) -> int:
-    """Destroy one record's lineage, or (``--all-of-actor --yes``) everything of the actor."""
-    if args.all_of_actor == (args.record_id is not None):
-        raise UsageError(
-            "name exactly one thing to erase: a RECORD_ID, or --all-of-actor; "
-            "see `cairn erase --help`"
-        )
-    if args.all_of_actor and not args.yes:
-        raise UsageError(
-            f"erasing every record, event, journal entry and staged rollout of actor "
-            f"{args.actor!r} cannot be undone; add --yes to confirm"
-        )
-    with opened(args) as ctx:
-        if args.record_id is not None:
-            report = ctx.stores.records.erase(ctx.scope, args.record_id)
-            print(
-                f"erased {report.versions} version(s) of {len(report.record_ids)} record(s): "
-                + ", ".join(report.record_ids)
-            )
-        else:
-            from cairn.local import FilesystemStagingStore, staging_dir
-
-            # Staged rollouts hold conversation text: they go too (cairn.erasure.erase_actor).
-            staging = FilesystemStagingStore(staging_dir(args.store))
-            erased = erase_actor(ctx.stores, ctx.scope, staging=staging)
-            report, journal = erased.records, erased.journal_entries
-            print(
-                f"erased actor {args.actor!r}: {report.versions} version(s) of "
-                f"{len(report.record_ids)} record(s), {erased.events} event(s), "
-                f"{journal} journal entr{'y' if journal == 1 else 'ies'}, "
-                f"{erased.rollouts} rollout index entr{'y' if erased.rollouts == 1 else 'ies'}, "
-                f"{erased.payloads} staged payload(s), {erased.chunks} history chunk(s)"
-            )
-    print("Tombstones keep ids and content digests so audits still add up; the content is gone.")
-    return 0

@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cairn.cli.args import CliParser
 from cairn.clock import SystemClock
 from cairn.errors import ConfigurationError
-from cairn.local.system import staging_dir
-from cairn.store.sqlite.health import StoreHealth, check_store
+
+if TYPE_CHECKING:
+    from cairn.store.sqlite.health import StoreHealth
 
 HEALTHY, NEEDS_AN_OPERATOR = 0, 1
 
@@ -30,6 +32,9 @@ def add_doctor_command(commands: argparse._SubParsersAction[CliParser], store_he
 
 
 def doctor(args: argparse.Namespace) -> int:
+    # Imported when it runs, so `cairn --help` stays light.
+    from cairn.store.sqlite.health import check_store
+
     path: Path = args.store
     if not path.exists():
         raise ConfigurationError(f"no store at {path}; check --store (or CAIRN_STORE)")
@@ -54,6 +59,8 @@ def report(path: Path, health: StoreHealth) -> list[str]:
         )
     for rollout in health.failed:
         lines.append(f"failed     {rollout.rollout_id}: {rollout.failure or 'no reason recorded'}")
+    from cairn.local.system import staging_dir
+
     staged = [p for p in staging_dir(path).rglob("*") if p.is_file()]
     temporary = sum(p.name.endswith(".tmp") for p in staged)
     lines.append(f"staging    {len(staged) - temporary} payloads, {temporary} temporary files")

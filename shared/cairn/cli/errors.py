@@ -7,9 +7,12 @@ an input value, since it may be memory content.
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from cairn.errors import CairnError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 USAGE_EXIT = 2
 FAILURE_EXIT = 1
@@ -53,6 +56,8 @@ def describe_validation_error(error: ValidationError) -> str:
 
 def explain(exc: Exception) -> tuple[str, int]:
     """The one line and the exit status a failure is reported with."""
+    from pydantic import ValidationError  # only once something failed
+
     if isinstance(exc, UsageError):
         return str(exc), USAGE_EXIT
     if isinstance(exc, CairnError):

@@ -1,24 +1,30 @@
-"""The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, demo, serve,
-jobs.
+"""The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, ls, stats,
+demo, serve, jobs, mcp.
 
 Every failure ends as exactly one line on stderr, ``cairn: error: <what was wrong>; <what to
 do>``, with exit status 2 for bad arguments and 1 for everything else; never a traceback, unless
 ``CAIRN_DEBUG=1`` asks for one. Memory content is printed only as a command's own output and is
 never logged.
+
+Building the parser imports no command body: each is imported when it runs (``_lazy``), so
+``cairn --help`` and a mistyped command answer without loading pydantic, numpy or the model.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cairn.cli import commands as cli_commands
+from cairn import __version__
 from cairn.cli.args import (
     DEFAULT_MEMORY,
+    DEFAULT_TOP_K,
+    SOURCE_KINDS,
     CliParser,
     default_demo_store,
     parse_instant,
@@ -28,15 +34,16 @@ from cairn.cli.args import (
 )
 from cairn.cli.doctor import add_doctor_command
 from cairn.cli.errors import FAILURE_EXIT, explain
+from cairn.cli.inventory import add_inventory_commands
 from cairn.cli.jobs import add_jobs_command
+from cairn.cli.mcp_server import add_mcp_command
 from cairn.cli.serve import add_serve_command
-from cairn.demo import agent_demo, agent_script, conversation_demo
-from cairn.local.store import default_store_path
-from cairn.models import SourceKind
-from cairn.recall.query import DEFAULT_TOP_K
+from cairn.cli.transfer import add_transfer_commands
+from cairn.local.paths import default_store_path
 
 PUBLIC_COMMANDS = (
-    "{remember,recall,history,as-of,forget,replay,erase,demo,demo-agent,serve,jobs,doctor}"
+    "{remember,recall,history,as-of,forget,replay,erase,ls,stats,export,import,"
+    "demo,demo-agent,serve,jobs,doctor,mcp}"
 )
 
 
@@ -72,6 +79,20 @@ def _scope_options() -> CliParser:
 Command = Callable[[argparse.Namespace], int]
 
 
+def _lazy(module: str, name: str) -> Command:
+    """The command ``module.name``, imported only when it runs."""
+
+    def run(args: argparse.Namespace) -> int:
+        command: Command = getattr(importlib.import_module(module), name)
+        return command(args)
+
+    return run
+
+
+def _body(name: str) -> Command:
+    return _lazy("cairn.cli.commands", name)
+
+
 def _add_command(
     commands: argparse._SubParsersAction[CliParser],
     name: str,
@@ -93,11 +114,14 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
     sub = _add_command(
         commands,
         "remember",
-        cli_commands.remember,
-        "remember one fact as a new record; prints its id and version",
+        _body("remember"),
+        "remember a fact as a new record (an exact repeat folds into the record that holds "
+        "it); prints its id and version",
         scoped,
     )
-    sub.add_argument("text", metavar="TEXT", help="the fact, one line")
+    sub.add_argument(
+        "text", metavar="TEXT", help="the fact, one line; - reads one fact per line from stdin"
+    )
     sub.add_argument(
         "--namespace",
         help="default: /preferences/<actor>/ for --category preference, else /facts/<actor>/",
@@ -105,7 +129,7 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
     sub.add_argument("--category", default="fact", help="open slug: fact, preference, decision…")
     sub.add_argument(
         "--source",
-        choices=[k.value for k in SourceKind],
+        choices=SOURCE_KINDS,
         default="user",
         help="who said it (default: %(default)s); only user and system sources are trusted",
     )
@@ -117,16 +141,14 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
     sub.add_argument("--tag", action="append", default=[], help="a label; repeatable")
 
     sub = _add_command(
-        commands, "recall", cli_commands.recall, "recall what is relevant to a query", scoped
+        commands, "recall", _body("recall"), "recall what is relevant to a query", scoped
     )
     sub.add_argument("query", metavar="QUERY")
     sub.add_argument("--top-k", type=parse_top_k, default=DEFAULT_TOP_K, metavar="N")
     sub.add_argument("--namespace", help="only records under this namespace prefix")
     _add_json(sub)
 
-    sub = _add_command(
-        commands, "history", cli_commands.history, "every version of one record", scoped
-    )
+    sub = _add_command(commands, "history", _body("history"), "every version of one record", scoped)
     sub.add_argument("record_id", metavar="RECORD_ID")
     _add_json(sub)
 
@@ -134,7 +156,7 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
         "what the actor's memory held at TIME (ISO 8601; a naive time is UTC; a date alone "
         "means the end of that day, 23:59:59.999999 UTC)"
     )
-    sub = _add_command(commands, "as-of", cli_commands.as_of, summary, scoped)
+    sub = _add_command(commands, "as-of", _body("as_of"), summary, scoped)
     sub.add_argument(
         "time",
         metavar="TIME",
@@ -145,19 +167,22 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
     _add_json(sub)
 
     summary = "retract a record softly: recall stops returning it, its content is kept"
-    sub = _add_command(commands, "forget", cli_commands.forget, summary, scoped)
+    sub = _add_command(commands, "forget", _body("forget"), summary, scoped)
     sub.add_argument("record_id", metavar="RECORD_ID")
     sub.add_argument("--reason", help="why, kept in the record's history (256 chars at most)")
 
-    summary = "re-materialise the exact versions a recall journaled; no new search"
-    sub = _add_command(commands, "replay", cli_commands.replay, summary, scoped)
+    summary = (
+        "re-materialise the exact versions a recall journaled; no new search; exits 1 if a "
+        "replay no longer matches what was recalled"
+    )
+    sub = _add_command(commands, "replay", _body("replay"), summary, scoped)
     sub.add_argument("journal_ids", metavar="JOURNAL_ID", nargs="+")
 
     summary = (
         "destroy content for good: one record and every record derived from it, or (with "
         "--all-of-actor --yes) every record, event, journal entry and staged rollout of the actor"
     )
-    sub = _add_command(commands, "erase", cli_commands.erase, summary, scoped)
+    sub = _add_command(commands, "erase", _lazy("cairn.cli.erasing", "erase"), summary, scoped)
     sub.add_argument("record_id", metavar="RECORD_ID", nargs="?")
     sub.add_argument("--all-of-actor", action="store_true", help="erase the whole actor")
     sub.add_argument("--yes", action="store_true", help="confirm --all-of-actor")
@@ -168,7 +193,7 @@ def _add_demo_commands(commands: argparse._SubParsersAction[CliParser]) -> None:
         "a scripted conversation filed by an offline agent in one process, recalled and "
         "replayed from others: memory surviving between processes, on the embedded store"
     )
-    sub = _add_command(commands, "demo", conversation_demo.run_demo, summary)
+    sub = _add_command(commands, "demo", _lazy("cairn.demo.conversation_demo", "run_demo"), summary)
     sub.add_argument(
         "--store",
         type=Path,
@@ -178,9 +203,9 @@ def _add_demo_commands(commands: argparse._SubParsersAction[CliParser]) -> None:
     sub.add_argument("--fresh", action="store_true", help="delete the demo store first")
     # The phases the demo runs in child processes; not part of the public surface.
     phase = commands.add_parser("demo-phase")
-    phase.add_argument("phase", choices=sorted(conversation_demo.PHASES))
+    phase.add_argument("phase")  # checked by the demo itself, which alone starts phases
     phase.add_argument("--store", type=Path, required=True)
-    phase.set_defaults(run=conversation_demo.run_phase)
+    phase.set_defaults(run=_lazy("cairn.demo.conversation_demo", "run_phase"))
     _add_agent_demo_commands(commands)
 
 
@@ -189,7 +214,9 @@ def _add_agent_demo_commands(commands: argparse._SubParsersAction[CliParser]) ->
         "an agent loop with memory tools, across processes: a lesson learned in one run, "
         "recalled in the next, edited, and the edit shown by `cairn history`"
     )
-    sub = _add_command(commands, "demo-agent", agent_demo.run_demo_agent, summary)
+    sub = _add_command(
+        commands, "demo-agent", _lazy("cairn.demo.agent_demo", "run_demo_agent"), summary
+    )
     sub.add_argument(
         "--store",
         type=Path,
@@ -199,9 +226,9 @@ def _add_agent_demo_commands(commands: argparse._SubParsersAction[CliParser]) ->
     sub.add_argument("--fresh", action="store_true", help="delete the demo store first")
     # The phases the agent demo runs in child processes; not part of the public surface.
     phase = commands.add_parser("demo-agent-phase")
-    phase.add_argument("phase", choices=sorted(agent_script.SESSIONS))
+    phase.add_argument("phase")  # checked by the demo itself, which alone starts phases
     phase.add_argument("--store", type=Path, required=True)
-    phase.set_defaults(run=agent_demo.run_phase)
+    phase.set_defaults(run=_lazy("cairn.demo.agent_demo", "run_phase"))
 
 
 def build_parser() -> CliParser:
@@ -212,16 +239,20 @@ def build_parser() -> CliParser:
         epilog="--actor, --memory and --store may come before or after the command. "
         "Errors are one line on stderr; set CAIRN_DEBUG=1 for tracebacks.",
     )
+    parser.add_argument("--version", action="version", version=f"cairn {__version__}")
     _location_options(parser, default=None)
     commands = parser.add_subparsers(
         dest="command", metavar=PUBLIC_COMMANDS, parser_class=CliParser, required=True
     )
     _add_memory_commands(commands)
+    add_inventory_commands(commands, [_scope_options()])
+    add_transfer_commands(commands, [_scope_options()])
     _add_demo_commands(commands)
     store_help = f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})"
     add_serve_command(commands, store_help)
     add_jobs_command(commands, store_help)
     add_doctor_command(commands, store_help)
+    add_mcp_command(commands, [_scope_options()])
     return parser
 
 

@@ -27,6 +27,7 @@ from cairn.demo.agent_script import (
 )
 from cairn.demo.processes import DemoStepError, print_heading, run_child
 from cairn.embed.onnx import OnnxEmbedder
+from cairn.errors import InvalidInputError
 from cairn.local.store import open_store
 from cairn.ports import Embedder, Stores
 from cairn.runtime.converse import Answer, ConverseAgent
@@ -81,6 +82,10 @@ def _converse(stores: Stores, embedder: Embedder, demo: DemoSession) -> None:
 
 def run_phase(args: argparse.Namespace) -> int:
     """``cairn demo-agent-phase NAME --store PATH``: one phase, in this process."""
+    if args.phase not in SESSIONS:
+        raise InvalidInputError(
+            f"no demo phase named that; the phases are {', '.join(sorted(SESSIONS))}"
+        )
     stores = open_store(args.store, SystemClock(), create=True)
     try:
         print(f"(process {os.getpid()}, store {args.store})")

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from cairn.clock import SystemClock
 from cairn.demo import conversation_script as demo
-from cairn.demo.processes import DemoStepError, print_heading, run_child
+from cairn.demo.processes import DemoStepError, command_name, print_heading, run_child
 from cairn.embed.onnx import OnnxEmbedder
+from cairn.errors import InvalidInputError
 from cairn.local import (
     EmbeddedExtraction,
     FilesystemStagingStore,
@@ -124,6 +125,10 @@ PHASES: dict[str, Callable[[Stores, Path], None]] = {"file": file_phase, "recall
 
 def run_phase(args: argparse.Namespace) -> int:
     """``cairn demo-phase NAME --store PATH``: one phase, in this process."""
+    if args.phase not in PHASES:
+        raise InvalidInputError(
+            f"no demo phase named that; the phases are {', '.join(sorted(PHASES))}"
+        )
     stores = open_store(args.store, SystemClock(), create=True)
     try:
         print(f"(process {os.getpid()}, store {args.store})")
@@ -182,6 +187,7 @@ def _run_steps(store: Path) -> None:
 
     print("\nMemory outlived the processes that wrote it. Explore it yourself:")
     tail = f"--store {store} --actor {scope.actor_id}"
-    print(f'  cairn recall "what does the user drink?" {tail}')
-    print(f"  cairn as-of 2099-01-01 {tail}")
-    print(f"  cairn history <a record id from above> {tail}")
+    cairn = command_name()
+    print(f'  {cairn} recall "what does the user drink?" {tail}')
+    print(f"  {cairn} ls records {tail}")
+    print(f"  {cairn} history <a record id from above> {tail}")

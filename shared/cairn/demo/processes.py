@@ -6,9 +6,11 @@ A child reports its own failure in one line on stderr; the parent stops with ``D
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def print_heading(step: str, title: str, *explanation: str) -> None:
@@ -31,6 +33,22 @@ def run_child(arguments: Sequence[str]) -> str:
     if completed.returncode != 0:
         raise DemoStepError(arguments[0], completed.returncode)
     return completed.stdout
+
+
+def command_name(argv0: str | None = None) -> str:
+    """How the user can run ``cairn`` again from here: ``cairn`` if that is on PATH and is
+    this command, else the path it was started by (``.venv/bin/cairn`` after ``make demo``),
+    or ``python -m cairn``."""
+    started = Path(argv0 if argv0 is not None else sys.argv[0])
+    if started.name != "cairn":
+        return "python -m cairn"
+    on_path = shutil.which("cairn")
+    if on_path is not None and Path(on_path).resolve() == started.resolve():
+        return "cairn"
+    try:
+        return str(started.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(started.resolve())
 
 
 class DemoStepError(Exception):

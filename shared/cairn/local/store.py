@@ -8,16 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from cairn.errors import ConfigurationError
+from cairn.local.paths import default_store_path
 from cairn.models import RecordVersion, Scope, Source
 from cairn.ports import MAX_PAGE_SIZE, Clock, Stores
 
-
-def default_store_path() -> Path:
-    """``<user data dir>/cairn.db``, e.g. ``~/.local/share/cairn/cairn.db`` on Linux."""
-    return Path(platformdirs.user_data_dir("cairn")) / "cairn.db"
+__all__ = [
+    "all_records",
+    "default_namespace",
+    "default_store_path",
+    "describe_source",
+    "open_store",
+]
 
 
 def open_store(path: Path, clock: Clock, *, create: bool) -> Stores:

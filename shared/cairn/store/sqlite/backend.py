@@ -38,6 +38,7 @@ from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import SQLiteEventStore, SQLiteJournalStore
 from cairn.store.sqlite.generations import SQLiteRecordGenerations
+from cairn.store.sqlite.inventory import ScopeCounts, count_scopes
 from cairn.store.sqlite.jobs import SQLiteJobLog
 from cairn.store.sqlite.records import SQLiteRecordStore
 from cairn.store.sqlite.rollouts import SQLiteRolloutStore
@@ -88,6 +89,10 @@ class SQLiteBackend:
             jobs=SQLiteJobLog(self._db),
             generations=self._generations,
         )
+
+    def inventory(self, memory_id: str | None = None) -> list[ScopeCounts]:
+        """What the file holds, per ``(memory, actor)`` (``cairn.store.sqlite.inventory``)."""
+        return count_scopes(self._db, memory_id)
 
     def close(self) -> None:
         """Release the file; idempotent."""

@@ -34,7 +34,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from cairn.errors import CairnError, ConfigurationError, ConflictError, StoreUnavailableError
-from cairn.store.sqlite.schema import apply_migrations, known_migrations
+from cairn.store.sqlite.read_only import cannot_write, open_read_only, require_current
+from cairn.store.sqlite.schema import apply_migrations, known_migrations, refuse_foreign
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,12 @@ def translate(exc: sqlite3.Error, where: Path) -> CairnError | None:
     if primary in _CONSTRAINT:
         return ConflictError(
             f"the SQLite store at {where} changed under this write ({name}); re-read and retry"
+        )
+    if primary == sqlite3.SQLITE_READONLY:
+        return ConfigurationError(
+            f"the SQLite store at {where} is read-only for this process: commands that only "
+            "read it (history, as-of, ls, stats, export, replay) work, but this one writes "
+            "(recall journals what it returns); give write access to the file and its directory"
         )
     if primary in _UNUSABLE_FILE:
         return ConfigurationError(
@@ -100,16 +107,22 @@ class SQLiteDatabase:
                 f"cannot create the directory for the SQLite store at {path} ({exc.strerror}); "
                 "choose a writable location"
             ) from exc
+        self.read_only = False
         with translated_errors(path):
-            conn = sqlite3.connect(
-                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
             try:
-                _configure(conn, path, busy_timeout)
-                apply_migrations(conn, known_migrations(), now, str(path))
-            except BaseException:
-                conn.close()
-                raise
+                conn = _open_writable(path, busy_timeout, now)
+            except sqlite3.Error as exc:
+                if not (path.is_file() and cannot_write(exc)):
+                    raise
+                # Readers of a store this process cannot write (cairn.store.sqlite.read_only).
+                conn = open_read_only(path, busy_timeout)
+                try:
+                    refuse_foreign(conn, str(path))
+                    require_current(conn, known_migrations(), str(path))
+                except BaseException:
+                    conn.close()
+                    raise
+                self.read_only = True
         self._conn: sqlite3.Connection | None = conn
         # Record writes this connection has begun (cairn.store.sqlite.generations.bump).
         self.record_writes = 0
@@ -178,6 +191,21 @@ class SQLiteDatabase:
             if conn is not None:
                 with translated_errors(self.path):
                     conn.close()
+
+
+def _open_writable(path: Path, busy_timeout: float, now: Callable[[], str]) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+    )
+    try:
+        # Before any pragma: switching to WAL would already rewrite the file's header.
+        refuse_foreign(conn, str(path))
+        _configure(conn, path, busy_timeout)
+        apply_migrations(conn, known_migrations(), now, str(path))
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _configure(conn: sqlite3.Connection, path: Path, busy_timeout: float) -> None:

@@ -80,6 +80,25 @@ def applied_versions(conn: sqlite3.Connection) -> dict[int, str]:
     return {int(version): str(name) for version, name in rows}
 
 
+def refuse_foreign(conn: sqlite3.Connection, where: str) -> None:
+    """``ConfigurationError`` if the file is another application's database: it has tables
+    but no ``schema_migrations`` ledger. cairn never adds its tables to such a file."""
+    tables = [
+        str(name)
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            " ORDER BY name"
+        ).fetchall()
+    ]
+    if tables and "schema_migrations" not in tables:
+        shown = ", ".join(tables[:3]) + (", ..." if len(tables) > 3 else "")
+        raise ConfigurationError(
+            f"the SQLite file at {where} is not a cairn store (it holds other tables: {shown}); "
+            "cairn leaves it untouched: point --store (or CAIRN_STORE) at a new file or an "
+            "existing cairn store"
+        )
+
+
 def _refuse_newer(applied: dict[int, str], known: list[Migration], where: str) -> None:
     latest = known[-1].version if known else 0
     newer = sorted(v for v in applied if v > latest)

@@ -1,0 +1,226 @@
+"""``cairn export`` and ``cairn import``: records out as JSON Lines, records in from three formats.
+
+``export`` writes one line per record, ``{"format": "cairn.export/1", "memory_id", "actor_id",
+"record_id", "versions": [...]}``, every version as stored (content, sources, trust, status,
+links, digests, times; erased versions as tombstones), oldest first: the whole history and its
+provenance. Vectors are left out (any embedder re-derives them), and so are erased records
+(their content is gone; their tombstones stay in the store). Without ``--actor`` it exports
+every actor of ``--memory``.
+
+``import FILE`` files records into ``--actor``'s memory, embedding them in batches:
+
+- ``--format cairn`` (an export): each record's current content, as a new record carrying its
+  original sources (so its trust is what it was, never more), category, confidence, tags and
+  metadata, plus ``imported_from`` (the original id); retracted, superseded and erased records
+  are not revived, and the history stays in the export file;
+- ``--format agentcore``: a ListMemoryRecords or RetrieveMemoryRecords response (JSON), or its
+  ``memoryRecordSummaries`` one per line; source ``import``;
+- ``--format mem0``: mem0's ``get_all()`` output (``{"results": [...]}`` or a list), one
+  ``memory`` each; source ``import``.
+
+Text the actor already holds in the same namespace is skipped, not counted again, so importing
+a file twice changes nothing the second time. A malformed file is refused before anything is
+written, naming the line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cairn.cli.args import CliParser
+from cairn.cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from cairn.changes import NewRecord
+    from cairn.models import RecordVersion, Scope
+    from cairn.ports import Stores
+
+FORMAT = "cairn.export/1"
+FORMATS = ("cairn", "agentcore", "mem0")
+
+
+def add_transfer_commands(
+    commands: argparse._SubParsersAction[CliParser], parents: Sequence[CliParser]
+) -> None:
+    summary = "write records with their whole history and provenance as JSON Lines"
+    sub = commands.add_parser("export", help=summary, description=summary, parents=list(parents))
+    sub.set_defaults(run=run_export)
+    sub.add_argument("--output", type=Path, help="write to this file instead of stdout")
+
+    summary = "file records from a cairn export, an AgentCore ListMemoryRecords answer or mem0"
+    sub = commands.add_parser("import", help=summary, description=summary, parents=list(parents))
+    sub.set_defaults(run=run_import)
+    sub.add_argument("file", type=Path, metavar="FILE", help="the file to read (- for stdin)")
+    sub.add_argument("--format", choices=FORMATS, default="cairn", help="default: %(default)s")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """One JSON line per record of the actor (or of every actor of the memory)."""
+    from cairn.cli.inventory import open_existing
+    from cairn.models import Scope
+
+    with open_existing(args.store) as backend:
+        actors = (
+            [args.actor]
+            if args.actor is not None
+            else sorted({c.actor_id for c in backend.inventory(args.memory)})
+        )
+        stores = backend.stores()
+        lines = [
+            json.dumps(_exported(scope, versions), ensure_ascii=False)
+            for actor in actors
+            for scope in [Scope(memory_id=args.memory, actor_id=actor)]
+            for versions in _histories(stores, scope)
+        ]
+    text = "".join(line + "\n" for line in lines)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+        print(f"exported {len(lines)} record(s) to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _histories(stores: Stores, scope: Scope) -> Iterator[tuple[RecordVersion, ...]]:
+    """The history of every record the store lists (active, superseded, retracted)."""
+    from cairn.local.store import all_records
+
+    for head in all_records(stores, scope, include_inactive=True):
+        yield stores.records.history(scope, head.record_id)
+
+
+def _exported(scope: Scope, versions: Sequence[RecordVersion]) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "memory_id": scope.memory_id,
+        "actor_id": scope.actor_id,
+        "record_id": versions[-1].record_id,
+        "versions": [version.model_dump(mode="json") for version in versions],
+    }
+
+
+def _lines(path: Path) -> list[str]:
+    text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    return text.splitlines()
+
+
+def _json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where} is not JSON ({exc.msg}); check --format") from exc
+
+
+def _cairn_records(lines: list[str], scope: Scope) -> list[NewRecord]:
+    from cairn.changes import NewRecord
+    from cairn.local.store import default_namespace
+    from cairn.models import RecordFields, RecordVersion, Status
+
+    found: list[NewRecord] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        item = _json(line, f"line {number}")
+        if not isinstance(item, dict) or item.get("format") != FORMAT or not item.get("versions"):
+            raise UsageError(f"line {number} is not a {FORMAT} record; check --format")
+        head = RecordVersion.model_validate(item["versions"][-1])
+        if head.status is not Status.ACTIVE:
+            continue
+        fields = head.model_dump(include=set(RecordFields.model_fields), exclude={"edges"})
+        if head.actor_id != scope.actor_id:
+            fields["namespace"] = default_namespace(head.category, scope.actor_id)
+        metadata = dict(head.metadata)
+        if len(metadata) < 20:
+            metadata["imported_from"] = head.record_id
+        found.append(NewRecord(**{**fields, "metadata": metadata}))
+    return found
+
+
+def _summaries(lines: list[str]) -> list[Any]:
+    """The summaries of a whole ListMemoryRecords answer, or one summary per line."""
+    try:
+        answer = json.loads("\n".join(lines))
+    except json.JSONDecodeError:
+        answer = None
+    if isinstance(answer, dict) and isinstance(answer.get("memoryRecordSummaries"), list):
+        return list(answer["memoryRecordSummaries"])
+    return [_json(line, f"line {n}") for n, line in enumerate(lines, start=1) if line.strip()]
+
+
+def _imported(text: Any, where: str, namespace: str, category: str = "fact") -> NewRecord:
+    from cairn.changes import NewRecord
+    from cairn.local.memory import DEFAULT_CONFIDENCE
+    from cairn.models import Source, SourceKind
+
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError(f"{where} has no text to import; check --format")
+    return NewRecord(
+        namespace=namespace,
+        category=category,
+        content=text.strip(),
+        confidence=DEFAULT_CONFIDENCE[SourceKind.IMPORT],
+        sources=(Source(kind=SourceKind.IMPORT),),
+    )
+
+
+def _agentcore_records(lines: list[str], scope: Scope) -> list[NewRecord]:
+    from cairn.local.store import default_namespace
+
+    found = []
+    for number, summary in enumerate(_summaries(lines), start=1):
+        where = f"record {number}"
+        content = summary.get("content") if isinstance(summary, dict) else None
+        text = content.get("text") if isinstance(content, dict) else None
+        found.append(_imported(text, where, default_namespace("fact", scope.actor_id)))
+    return found
+
+
+def _mem0_records(lines: list[str], scope: Scope) -> list[NewRecord]:
+    from cairn.local.store import default_namespace
+
+    answer = _json("\n".join(lines), "the file")
+    items = answer.get("results") if isinstance(answer, dict) else answer
+    if not isinstance(items, list):
+        raise UsageError('a mem0 export is {"results": [...]} or a list; check --format')
+    found = []
+    for number, item in enumerate(items, start=1):
+        text = item.get("memory") if isinstance(item, dict) else None
+        found.append(_imported(text, f"memory {number}", default_namespace("fact", scope.actor_id)))
+    return found
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """File the file's records into the actor's memory; print how many, and how many skipped."""
+    from cairn.changes import MAX_CHANGES_PER_APPLY, Create
+    from cairn.cli.commands import opened, scope_of
+    from cairn.cli.progress import embed_with_progress
+    from cairn.embed.onnx import OnnxEmbedder
+    from cairn.local.store import all_records
+    from cairn.models import content_digest
+
+    if args.actor is None:
+        raise UsageError("`cairn import` files records into one actor's memory: pass --actor ID")
+    read = {"cairn": _cairn_records, "agentcore": _agentcore_records, "mem0": _mem0_records}
+    records = read[args.format](_lines(args.file), scope_of(args))  # all read before any write
+    with opened(args, create=True) as ctx:
+        held = {(h.namespace, h.content_digest) for h in all_records(ctx.stores, ctx.scope)}
+        fresh = []
+        for record in records:
+            key = (record.namespace, content_digest(record.content))
+            if key not in held:
+                held.add(key)
+                fresh.append(record)
+        embedded = embed_with_progress(OnnxEmbedder(), fresh)
+        for start in range(0, len(embedded), MAX_CHANGES_PER_APPLY):
+            batch = embedded[start : start + MAX_CHANGES_PER_APPLY]
+            ctx.stores.records.apply(ctx.scope, [Create(record=record) for record in batch])
+    print(
+        f"imported {len(fresh)} record(s) into {ctx.scope.actor_id!r}; "
+        f"{len(records) - len(fresh)} already held, skipped"
+    )
+    return 0
