@@ -340,6 +340,8 @@ class JournalEntry(Frozen):
     policy: dict[str, float | int | str | None] = Field(default_factory=dict)
     selected: tuple[SelectedEntry, ...] = ()
     block_digest: str
+    # The block carried recall's fixed weak-matches line (replay renders it again).
+    weak: bool = False
 
     @property
     def scope(self) -> Scope:

@@ -24,6 +24,7 @@ from cairn.recall.render import (
     ENTRY_PREFIX,
     HEADING,
     TRUNCATION_MARK,
+    WEAK_LINE,
     frame_bytes,
     one_line,
     render_block,
@@ -251,3 +252,15 @@ def test_top_k_caps_the_entries_even_with_budget_to_spare() -> None:
 def test_trusted_content_is_one_line_with_whitespace_collapsed() -> None:
     result = clamp([ranked(1, "likes\n\n  green\ttea\u2028daily", True)], RecallPolicy(), 1)
     assert result.entries[0].text == "likes green tea daily"
+
+
+@settings(max_examples=200)
+@given(items=entries, policy=policies, top_k=st.integers(1, 100))
+def test_a_weak_block_pays_for_its_label_line_and_never_exceeds_max_block_bytes(
+    items: list[Ranked], policy: RecallPolicy, top_k: int
+) -> None:
+    result = clamp(items, policy, top_k, weak=True)
+    block = render_block(result.entries, weak=result.weak)
+    assert len(block.encode("utf-8")) == result.block_bytes <= policy.max_block_bytes
+    assert result.weak == bool(result.entries)
+    assert (WEAK_LINE in block.split("\n")) == result.weak

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from cairn.changes import Create, FoldIn, NewRecord, RecordPatch, Retract, Revise, Supersede, Vector
 from cairn.models import EmbedderId, RecordVersion, Scope, Source, SourceKind, Status
 from cairn.ports import Stores
-from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
+from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall, replay
 from cairn.recall.journal import block_digest
-from cairn.recall.render import CAVEAT, EMPTY_LINE, HEADING
+from cairn.recall.render import CAVEAT, EMPTY_LINE, HEADING, WEAK_LINE
 from cairn.testing import FixedClock, HashingEmbedder, InMemoryBackend
 
 SCOPE = Scope(memory_id="m1", actor_id="a1")
@@ -321,3 +321,25 @@ def test_recency_uses_the_as_of_time_not_the_wall_clock() -> None:
     fresh = memory.recall("green tea", as_of=then).entries[0]
     stale = memory.recall("green tea").entries[0]
     assert fresh.score > stale.score
+
+
+def test_a_weak_recall_says_so_in_a_fixed_line_and_replays_byte_for_byte() -> None:
+    memory = Memory()
+    memory.remember("Prefers green tea")
+    policy = tuned(relevance_floor=0.99, weak_floor=0.0)
+    result = memory.recall("zzz qqq", policy=policy)
+    assert result.counts.weak
+    assert result.block.split("\n")[:3] == [HEADING, CAVEAT, WEAK_LINE]
+    assert contents(result) == ["Prefers green tea"]
+    assert result.journal_id is not None
+    replayed = replay(SCOPE, result.journal_id, stores=memory.stores)
+    assert replayed.matches
+    assert replayed.block == result.block
+
+
+def test_a_recall_that_passes_the_floor_carries_no_weak_line() -> None:
+    memory = Memory()
+    memory.remember("Prefers green tea")
+    result = memory.recall("Prefers green tea")
+    assert not result.counts.weak
+    assert WEAK_LINE not in result.block

@@ -126,3 +126,41 @@ def test_every_relevance_is_in_the_unit_interval_and_no_survivor_is_below_the_fl
         )
     assert all(r.candidate.cosine is not None or r.candidate.keyword > 0 for r in screened.relevant)
     assert len(screened.relevant) + screened.below_floor == len(candidates)
+
+
+def test_with_no_floor_pass_and_no_shared_word_the_nearest_rows_above_the_weak_bar_answer() -> None:
+    policy = RecallPolicy(relevance_floor=0.3, weak_floor=0.2, keyword_weight=0.3)
+    screened = screen(
+        pool(
+            candidate(1, cosine=0.285, keyword=0.0),
+            candidate(2, cosine=0.21, keyword=0.0),
+            candidate(3, cosine=0.19, keyword=0.0),
+        ),
+        policy,
+    )
+    assert screened.weak
+    assert screened.keyword_only  # a fallback ranked, not the floor
+    relevances = {int(r.candidate.version.record_id[4:]): r.relevance for r in screened.relevant}
+    assert relevances == {1: 0.7 * 0.285, 2: 0.7 * 0.21}  # the cosine share of the blend
+    assert screened.below_floor == 1
+
+
+def test_a_keyword_fallback_over_embedded_rows_is_weak_but_without_an_embedder_it_is_not() -> None:
+    policy = RecallPolicy(relevance_floor=0.9, keyword_floor=0.0)
+    embedded = screen(pool(candidate(1, cosine=0.2, keyword=3.0)), policy)
+    assert embedded.weak
+    assert len(embedded.relevant) == 1
+    rows = (Candidate(version=head(1), tokens=("tea",), keyword=2.0),)
+    bare = screen(CandidatePool(candidates=rows, reembedded=0, embedded=False), policy)
+    assert not bare.weak
+    assert len(bare.relevant) == 1
+
+
+def test_a_recall_that_passes_the_floor_is_not_weak_and_nothing_above_the_weak_bar_is_empty() -> (
+    None
+):
+    policy = RecallPolicy(relevance_floor=0.3, weak_floor=0.2)
+    assert not screen(pool(candidate(1, cosine=0.5, keyword=0.0)), policy).weak
+    nothing = screen(pool(candidate(1, cosine=0.1, keyword=0.0)), policy)
+    assert nothing.relevant == ()
+    assert not nothing.weak

@@ -24,6 +24,7 @@ from cairn.recall.render import (
     CAVEAT,
     HEADING,
     TRUNCATION_MARK,
+    WEAK_LINE,
     BlockEntry,
     entry_date,
     frame_bytes,
@@ -35,6 +36,8 @@ from cairn.recall.render import (
 _MARK_BYTES = len(TRUNCATION_MARK.encode("utf-8"))
 # Heading and caveat joined; each entry line then adds its own bytes plus one "\n".
 _FRAME_WITH_ENTRIES = len(f"{HEADING}\n{CAVEAT}".encode())
+# A weak block spends its fixed label line (and its newline) before any entry.
+_WEAK_LINE_COST = len(WEAK_LINE.encode("utf-8")) + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,7 @@ class Clamped:
     block_bytes: int
     truncated: int
     clamped: int
+    weak: bool = False
 
 
 def truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
@@ -79,17 +83,18 @@ def block_entry(version: RecordVersion, max_entry_bytes: int) -> BlockEntry:
     )
 
 
-def clamp(ranked: Sequence[Ranked], policy: RecallPolicy, top_k: int) -> Clamped:
+def clamp(
+    ranked: Sequence[Ranked], policy: RecallPolicy, top_k: int, *, weak: bool = False
+) -> Clamped:
     """Admit ``ranked`` (already deduplicated) in order while the rendered block stays within
-    ``policy.block_byte_limit``; at most ``top_k`` entries."""
+    ``policy.block_byte_limit``; at most ``top_k`` entries. With ``weak`` the block's
+    ``WEAK_LINE`` is paid for first (``Clamped.weak`` says whether the block carries it)."""
     limit = policy.block_byte_limit
-    used = _FRAME_WITH_ENTRIES
+    used = _FRAME_WITH_ENTRIES + (_WEAK_LINE_COST if weak else 0)
     # Untrusted lines may spend at most this many bytes while trusted candidates exist
     # (issue 17, crowding); one past it is passed over, so a trusted line below still fits.
     shared = any(r.candidate.version.trust is Trust.TRUSTED for r in ranked[:top_k])
-    untrusted_room = (
-        policy.max_untrusted_share * (limit - _FRAME_WITH_ENTRIES) if shared else float(limit)
-    )
+    untrusted_room = policy.max_untrusted_share * (limit - used) if shared else float(limit)
     untrusted_used = 0
     selected: list[Ranked] = []
     entries: list[BlockEntry] = []
@@ -113,4 +118,5 @@ def clamp(ranked: Sequence[Ranked], policy: RecallPolicy, top_k: int) -> Clamped
         block_bytes=used,
         truncated=sum(entry.truncated for entry in entries),
         clamped=len(ranked[:top_k]) - len(selected),
+        weak=weak and bool(entries),
     )

@@ -39,6 +39,7 @@ def journal_entry(
     selected: Sequence[Ranked],
     block: str,
     now: datetime,
+    weak: bool = False,
 ) -> JournalEntry:
     """The journal entry of one recall; ``selected`` in the order the block shows them."""
     return JournalEntry(
@@ -60,4 +61,5 @@ def journal_entry(
             for item in selected
         ),
         block_digest=block_digest(block),
+        weak=weak,
     )

@@ -23,13 +23,15 @@ class Ordered:
 
     ``below_floor``: candidates a floor left out and context did not bring back;
     ``contextual``: neighbours context expansion admitted although a floor had left them out;
-    ``keyword_only``: no cosine passed the floor, so keywords alone ranked.
+    ``keyword_only``: no cosine passed the floor, so a fallback ranked (``relevance``);
+    ``weak``: that fallback ran over an embedded pool and found rows, which the block labels.
     """
 
     ranked: tuple[Ranked, ...]
     below_floor: int
     keyword_only: bool
     contextual: int
+    weak: bool = False
 
 
 def order(pool: CandidatePool, query_text: str, policy: RecallPolicy, now: datetime) -> Ordered:
@@ -42,4 +44,5 @@ def order(pool: CandidatePool, query_text: str, policy: RecallPolicy, now: datet
         below_floor=screened.below_floor - expanded.admitted,
         keyword_only=screened.keyword_only,
         contextual=expanded.admitted,
+        weak=screened.weak,
     )

@@ -42,9 +42,11 @@ class RecallCounts:
     ``unembedded``: candidates with no vector, scored by keywords alone; ``reembedded``: heads
     embedded on the fly; ``deduplicated``: paraphrases dropped; ``clamped``: survivors the
     budget left out; ``truncated``: selected entries cut to ``max_entry_bytes``;
-    ``used_keyword_fallback``: keywords alone ranked this recall (no embedder, or no cosine
-    passed the floor); ``contextual``: neighbours of a hit that context expansion admitted
-    although a floor had left them out (not counted in ``below_floor``).
+    ``used_keyword_fallback``: a fallback ranked this recall (no embedder, or no cosine
+    passed the floor: keywords, else cosines above ``weak_floor``); ``weak``: the block carries
+    ``WEAK_LINE`` (a fallback over embedded rows chose its entries); ``contextual``:
+    neighbours of a hit that context expansion admitted although a floor had left them out
+    (not counted in ``below_floor``).
     """
 
     candidates: int
@@ -56,6 +58,7 @@ class RecallCounts:
     truncated: int
     used_keyword_fallback: bool
     contextual: int = 0
+    weak: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +92,8 @@ def recall(
     index = index or index_of(stores)
     found = index.search(scope, query, embedder=embedder, policy=policy, now=query.as_of or now)
     unique = deduplicate(found.ranked, policy, limit=query.top_k, any_trusted=found.any_trusted)
-    clamped = clamp(unique.kept, policy, query.top_k)
-    block = render_block(clamped.entries)
+    clamped = clamp(unique.kept, policy, query.top_k, weak=found.weak)
+    block = render_block(clamped.entries, weak=clamped.weak)
     journal_id: str | None = None
     if journal:
         entry = journal_entry(
@@ -101,6 +104,7 @@ def recall(
             selected=clamped.selected,
             block=block,
             now=now,
+            weak=clamped.weak,
         )
         stores.journal.put(entry)
         journal_id = entry.journal_id
@@ -114,6 +118,7 @@ def recall(
         truncated=clamped.truncated,
         used_keyword_fallback=found.keyword_only,
         contextual=found.contextual,
+        weak=clamped.weak,
     )
     return Recollection(
         block=block, entries=_recalled(clamped), journal_id=journal_id, counts=counts

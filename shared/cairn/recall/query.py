@@ -58,6 +58,9 @@ class RecallPolicy(Frozen):
     # 0.35 costs 2 and 0.4 six; at 0.3 a memory asked another conversation's questions shows
     # 5.5 of 8 entries instead of 8.0. 0.3 keeps the most noise out for the least recall lost.
     relevance_floor: float = Field(default=0.3, ge=0.0, le=1.0)
+    # The weak fallback's bar, when no cosine reaches relevance_floor and no word is shared:
+    # provisional, set below the 0.285 of "what does the user drink?" / "I prefer green tea".
+    weak_floor: float = Field(default=0.2, ge=0.0, le=1.0)
     # Rows ranked by keywords alone need this share of the best BM25 score: a row that shares
     # only a word found almost everywhere ("user") scores under a tenth of a real match.
     keyword_floor: float = Field(default=0.1, ge=0.0, le=1.0)

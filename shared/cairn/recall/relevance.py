@@ -20,6 +20,14 @@ alone over the rows that share a term with the query, relevance = normalised BM2
 its normalised reciprocal rank (rrf). Whenever a row is ranked by keywords alone (in the
 fallback, or for lack of a vector), its normalised BM25 must reach ``policy.keyword_floor``,
 else it is dropped and counted with ``below_floor``.
+
+Weak fallback: when nothing passes the floor and no row shares a term with the query either,
+the rows whose cosine reaches the second, lower bar ``policy.weak_floor`` are ranked by their
+blended relevance. A short fact asked about in other words ("what does the user drink?" of
+"I prefer green tea in the morning", cosine 0.285) lands there rather than nowhere. Either
+fallback over an embedded pool is ``weak``: no candidate reached the floor, and the block says
+so (``cairn.recall.render.WEAK_LINE``); without an embedder keywords are all recall has, so
+that is not weak.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ class Screened:
     relevant: tuple[Relevant, ...]
     below_floor: int
     keyword_only: bool
+    weak: bool = False
 
 
 def screen(pool: CandidatePool, policy: RecallPolicy) -> Screened:
@@ -55,13 +64,7 @@ def screen(pool: CandidatePool, policy: RecallPolicy) -> Screened:
     passing = [c for c in candidates if c.cosine is not None and c.cosine >= floor]
     best_keyword = max((c.keyword for c in candidates), default=0.0)
     if not passing:
-        matched = [c for c in candidates if _keyword_match(c, best_keyword, policy)]
-        return Screened(
-            relevant=_keyword_relevance(matched, best_keyword, policy),
-            below_floor=len(candidates) - len(matched),
-            # An empty scope fell back to nothing; only report a fallback that ranked rows.
-            keyword_only=bool(candidates) or not pool.embedded,
-        )
+        return _fallback(pool, best_keyword, policy)
     unvectored = [
         c for c in candidates if c.cosine is None and _keyword_match(c, best_keyword, policy)
     ]
@@ -71,6 +74,24 @@ def screen(pool: CandidatePool, policy: RecallPolicy) -> Screened:
     else:
         relevant = tuple(_blended(c, best_keyword, policy) for c in (*passing, *unvectored))
     return Screened(relevant=relevant, below_floor=below, keyword_only=False)
+
+
+def _fallback(pool: CandidatePool, best_keyword: float, policy: RecallPolicy) -> Screened:
+    """Keyword matches if any; else, over an embedded pool, cosines above ``weak_floor``."""
+    candidates = pool.candidates
+    matched = [c for c in candidates if _keyword_match(c, best_keyword, policy)]
+    if matched or not pool.embedded:
+        relevant = _keyword_relevance(matched, best_keyword, policy)
+    else:
+        near = [c for c in candidates if c.cosine is not None and c.cosine >= policy.weak_floor]
+        relevant = tuple(_blended(c, best_keyword, policy) for c in near)
+    return Screened(
+        relevant=relevant,
+        below_floor=len(candidates) - len(relevant),
+        # An empty scope fell back to nothing; only report a fallback that ranked rows.
+        keyword_only=bool(candidates) or not pool.embedded,
+        weak=pool.embedded and bool(relevant),
+    )
 
 
 def _keyword_match(candidate: Candidate, best_keyword: float, policy: RecallPolicy) -> bool:

@@ -62,7 +62,7 @@ def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
         raise ReplayMismatchError(
             journal_id, forged, "their content is not what the journal pinned"
         )
-    block = render_block(entries)
+    block = render_block(entries, weak=entry.weak)
     digest = block_digest(block)
     return Replay(
         journal=entry,

@@ -39,6 +39,7 @@ def scan(
         keyword_only=ordered.keyword_only,
         contextual=ordered.contextual,
         any_trusted=any(r.candidate.version.trust is Trust.TRUSTED for r in ordered.ranked),
+        weak=ordered.weak,
     )
 
 

@@ -106,6 +106,7 @@ class Screened:
     relevance: FloatArray
     below_floor: int
     keyword_only: bool
+    weak: bool = False
 
 
 def screen(

@@ -59,6 +59,8 @@ class Search:
     contextual: int
     # Whether the whole ranking holds a trusted candidate (dedup's untrusted cap needs it).
     any_trusted: bool = False
+    # Whether a fallback over embedded rows chose the ranking (the block is labelled weak).
+    weak: bool = False
 
 
 def search(
@@ -99,6 +101,7 @@ def search(
         keyword_only=screened.keyword_only,
         contextual=admitted,
         any_trusted=trusted,
+        weak=screened.weak,
     )
 
 
