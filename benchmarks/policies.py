@@ -123,3 +123,8 @@ def sweep_policies(base: RecallPolicy = DEFAULT_POLICY) -> dict[str, RecallPolic
             seen.add(key)
             policies[label] = policy
     return policies
+
+
+def fact_policies(base: RecallPolicy = DEFAULT_POLICY) -> dict[str, RecallPolicy]:
+    """The policies the fact set is ranked under: the defaults first."""
+    return {"defaults": base}
