@@ -103,7 +103,8 @@ def render(result: FactResult) -> str:
         rows.append(_kind_row(label, [ranked[i] for i in picked], [shipped[i] for i in picked]))
     return "\n".join(
         [
-            f"### cairn recall on the fact set, defaults (R@k ranked to 20; block as shipped, top_k {DEFAULT_TOP_K})",
+            "### cairn recall on the fact set, defaults "
+            f"(R@k ranked to 20; block as shipped, top_k {DEFAULT_TOP_K})",
             "",
             report.table(header, rows),
             "",
@@ -135,8 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "",
             f"- command: `{' '.join(['python -m benchmarks.fact_recall', *given])}`",
             f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
-            f"- data: {len(users)} synthetic users, {result.records} records written as `cairn remember` "
-            f"writes them (SQLite store), {questions} questions; generated from seed {args.seed} "
+            f"- data: {len(users)} synthetic users, {result.records} records written as "
+            f"`cairn remember` writes them (SQLite store), {questions} questions; generated from seed {args.seed} "
             "by `benchmarks/fact_set.py`",
             f"- total wall time: {time.perf_counter() - started:.0f} s",
             "",

@@ -36,7 +36,7 @@ class Ordered:
 
 def order(pool: CandidatePool, query_text: str, policy: RecallPolicy, now: datetime) -> Ordered:
     """Rank ``pool`` for ``query_text`` under ``policy`` as of ``now``, best first."""
-    screened = screen(pool, policy)
+    screened = screen(pool, policy, query_text)
     expanded = expand(screened.relevant, pool, policy)
     boosted = boost(expanded.relevant, query_text, now, policy)
     return Ordered(

@@ -77,6 +77,10 @@ class RecallPolicy(Frozen):
     # dev sweep, R@5/R@20: 0.0 -> 0.419/0.615, 0.3 -> 0.599/0.758, 0.4 -> 0.600/0.751,
     # 0.5 -> 0.596/0.743, 1.0 -> 0.567/0.687; 0.3 is the best R@20 and within noise on R@5.
     keyword_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    # What the blend's keyword share is relative to: "best", the pool's best BM25 score (the
+    # best match counts 1 even if it shares only a common word), or "query", the query's own
+    # term weight (recall.relevance). Provisional.
+    keyword_scale: Literal["best", "query"] = "best"
     # The constant of Cormack et al. (2009), also the one measured on LoCoMo (shared/data).
     rrf_k: int = Field(default=60, ge=1, le=1000)
 

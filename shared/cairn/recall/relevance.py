@@ -11,6 +11,12 @@ best keyword score in the pool, so the best keyword match counts 1):
   Measured provisionally on the LoCoMo dev split (760 questions, turns prefixed with their
   date, turn-level R@5): blend 0.3 gives 0.606, blend 0.5 0.600, RRF 0.545, this BM25 alone
   0.565, MiniLM cosine alone 0.442.
+  With ``policy.keyword_scale = "query"`` the keyword share in the blend is the row's BM25
+  over the query's own term weight, ``Σ idf(t)`` over the query's terms (what a row holding
+  each term once, at average length, scores), capped at 1, instead of over the pool's best
+  score: a row that matches only the query's most common word ("Maya" in a memory of Maya's
+  facts) then counts as a small share, not as a perfect keyword match. The idf is BM25's,
+  computed over the pool's rows (``cairn.recall.keywords``).
 - ``rrf``: reciprocal-rank fusion ``Σ 1/(k + rank)`` over the cosine ranking (rows that passed
   the floor) and the keyword ranking (rows with BM25 > 0), divided by its maximum so the best
   possible row scores 1. Rank-only: score gaps vanish, so ranking multipliers weigh more.
@@ -32,10 +38,12 @@ that is not weak.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cairn.recall.candidates import Candidate, CandidatePool
+from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy
 
 
@@ -57,14 +65,17 @@ class Screened:
     weak: bool = False
 
 
-def screen(pool: CandidatePool, policy: RecallPolicy) -> Screened:
-    """Apply the relevance floor and fuse cosine and keyword scores into one relevance."""
+def screen(pool: CandidatePool, policy: RecallPolicy, query_text: str = "") -> Screened:
+    """Apply the relevance floor and fuse cosine and keyword scores into one relevance
+    (``query_text`` sets the keyword scale when ``policy.keyword_scale`` is ``"query"``)."""
     candidates = pool.candidates
     floor = policy.relevance_floor
     passing = [c for c in candidates if c.cosine is not None and c.cosine >= floor]
     best_keyword = max((c.keyword for c in candidates), default=0.0)
     if not passing:
         return _fallback(pool, best_keyword, policy)
+    if policy.keyword_scale == "query" and policy.fusion == "blend":
+        best_keyword = max(best_keyword, query_weight(pool, query_text))
     unvectored = [
         c for c in candidates if c.cosine is None and _keyword_match(c, best_keyword, policy)
     ]
@@ -92,6 +103,20 @@ def _fallback(pool: CandidatePool, best_keyword: float, policy: RecallPolicy) ->
         keyword_only=bool(candidates) or not pool.embedded,
         weak=pool.embedded and bool(relevant),
     )
+
+
+def query_weight(pool: CandidatePool, query_text: str) -> float:
+    """``Σ idf(t)`` over the query's distinct keyword terms, with BM25's idf over the pool's
+    rows: 0 for a query with no keyword term or an empty pool."""
+    terms = set(tokenize(query_text))
+    total = len(pool.candidates)
+    if not terms or not total:
+        return 0.0
+    frequency = dict.fromkeys(terms, 0)
+    for candidate in pool.candidates:
+        for term in terms.intersection(candidate.tokens):
+            frequency[term] += 1
+    return sum(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in frequency.values())
 
 
 def _keyword_match(candidate: Candidate, best_keyword: float, policy: RecallPolicy) -> bool:
