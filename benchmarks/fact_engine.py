@@ -23,8 +23,9 @@ from pathlib import Path
 from benchmarks.fact_set import FactQuestion, UserFacts
 from benchmarks.vectors import embed_all
 from cairn.changes import Change, Create, NewRecord, Supersede, Vector
-from cairn.cli.commands import DEFAULT_CONFIDENCE, default_namespace
+from cairn.cli.commands import DEFAULT_CONFIDENCE
 from cairn.clock import FixedClock
+from cairn.local.store import default_namespace
 from cairn.models import Scope, Source, SourceKind
 from cairn.ports import Embedder, Stores
 from cairn.recall import DEFAULT_POLICY, RecallPolicy, RecallQuery, recall

@@ -137,7 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"- command: `{' '.join(['python -m benchmarks.fact_recall', *given])}`",
             f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
             f"- data: {len(users)} synthetic users, {result.records} records written as "
-            f"`cairn remember` writes them (SQLite store), {questions} questions; generated from seed {args.seed} "
+            f"`cairn remember` writes them (SQLite store), {questions} questions; "
+            f"generated from seed {args.seed} "
             "by `benchmarks/fact_set.py`",
             f"- total wall time: {time.perf_counter() - started:.0f} s",
             "",

@@ -20,6 +20,7 @@ import pytest
 from cairn.changes import Create, NewRecord
 from cairn.clock import SystemClock
 from cairn.models import Conversational, EventInput, Role, Scope, Source, SourceKind, Status
+from cairn.recall.render import CAVEAT, EMPTY_LINE, HEADING, WEAK_LINE
 from cairn.store.sqlite import SQLiteBackend
 from cairn.visible_text import is_invisible
 
@@ -300,3 +301,15 @@ def test_history_and_as_of_show_invisible_characters_as_markers_and_json_keeps_t
     for marker in ("<U+202E>", "<U+200B>", "<U+E0049>", "<U+001B>"):
         assert shown.count(marker) == 2
     assert [v["content"] for v in exact["versions"]] == [hidden]  # scripts get it exactly
+
+
+@pytest.mark.onnx
+def test_the_readme_example_recalls_its_memory_and_says_the_match_is_weak(cli: Cli) -> None:
+    ok(cli("remember", "I prefer green tea in the morning", "--category", "preference"))
+    block = ok(cli("recall", "what does the user drink?"))
+    lines = block.splitlines()
+    assert lines[:2] == [HEADING, CAVEAT]
+    # MiniLM puts this pair at cosine 0.285, under the 0.3 floor: the weak fallback answers.
+    assert lines[2] == WEAK_LINE
+    assert lines[3].endswith("| trusted | I prefer green tea in the morning")
+    assert EMPTY_LINE not in block
