@@ -1,6 +1,8 @@
 """Every benchmark, in order: ``python -m benchmarks [--quick]`` (what ``make bench`` runs).
 
 1. quality: recall on the LoCoMo dev split, the ideas, the budget curve, the policy sweep
+   fact_recall: recall on the fact set (short records asked about in other words)
+   crossval: the defaults' grid cross-validated on both (leave one conversation / user out)
 2. speed: recall at 1k/10k/100k records, memory, append, render, formation, DynamoDB requests
 3. peer_mem0: mem0 OSS beside cairn on the same turns and questions
 4. history: rolling LoCoMo conversations up, and their boot windows' size and read time
@@ -20,7 +22,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 
-STEPS = ("quality", "speed", "peer_mem0", "history", "cost")
+STEPS = ("quality", "fact_recall", "crossval", "speed", "peer_mem0", "history", "cost")
 
 
 def _step(name: str) -> Callable[[list[str]], int] | None:

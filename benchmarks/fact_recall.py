@@ -92,15 +92,20 @@ def render(result: FactResult) -> str:
         "empty (no-answer: empty or weak)",
     ]
     rows = []
-    for label, keep in (
-        ("answerable", lambda o: o.kind == "answerable"),
-        ("superseded answer", lambda o: o.kind == "superseded"),
-        ("sharing no word with the answer", lambda o: o.kind != "no-answer" and o.disjoint),
-        ("all with an answer", lambda o: o.kind != "no-answer"),
-        ("no answer", lambda o: o.kind == "no-answer"),
+    for anchor, label, keep in (
+        ("answerable", "answerable", lambda o: o.kind == "answerable"),
+        ("superseded", "superseded answer", lambda o: o.kind == "superseded"),
+        (
+            "disjoint",
+            "sharing no word with the answer",
+            lambda o: o.kind != "no-answer" and o.disjoint,
+        ),
+        ("with-answer", "all with an answer", lambda o: o.kind != "no-answer"),
+        ("no-answer", "no answer", lambda o: o.kind == "no-answer"),
     ):
         picked = [i for i, o in enumerate(ranked) if keep(o)]
-        rows.append(_kind_row(label, [ranked[i] for i in picked], [shipped[i] for i in picked]))
+        named = f'<a id="facts-{anchor}"></a>{label}'
+        rows.append(_kind_row(named, [ranked[i] for i in picked], [shipped[i] for i in picked]))
     return "\n".join(
         [
             "### cairn recall on the fact set, defaults "

@@ -73,14 +73,17 @@ class RecallPolicy(Frozen):
     # Fusion --------------------------------------------------------------------------------
     # "blend" keeps score gaps (ranking multipliers stay secondary); "rrf" only keeps ranks.
     fusion: Literal["blend", "rrf"] = "blend"
-    # BM25 is normalised so the best row scores 1 while relevant cosines sit at 0.2-0.5. LoCoMo
-    # dev sweep, R@5/R@20: 0.0 -> 0.419/0.615, 0.3 -> 0.599/0.758, 0.4 -> 0.600/0.751,
-    # 0.5 -> 0.596/0.743, 1.0 -> 0.567/0.687; 0.3 is the best R@20 and within noise on R@5.
-    keyword_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    # Keyword share of the blend. With keyword_scale "best", LoCoMo dev R@5/R@20 ran 0.0 ->
+    # 0.419/0.615, 0.3 -> 0.599/0.758, 0.5 -> 0.596/0.743. With "query" (below) keyword shares
+    # are smaller, and 0.5 keeps LoCoMo where "best" at 0.3 had it (R@5/R@10 0.647/0.755 vs
+    # 0.648/0.752; 0.3 gives 0.636/0.745); docs/benchmarks.md, crossval, has both sets.
+    keyword_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # What the blend's keyword share is relative to: "best", the pool's best BM25 score (the
     # best match counts 1 even if it shares only a common word), or "query", the query's own
-    # term weight (recall.relevance). Provisional.
-    keyword_scale: Literal["best", "query"] = "best"
+    # term weight (recall.relevance). On the fact set a question naming the user ("what does
+    # Maya drink?") matches every record that names Maya; "query" takes R@5 at floor 0 from
+    # 0.649 to 0.774 (weight 0.3), and LoCoMo stays within a point (docs/benchmarks.md).
+    keyword_scale: Literal["best", "query"] = "query"
     # The constant of Cormack et al. (2009), also the one measured on LoCoMo (shared/data).
     rrf_k: int = Field(default=60, ge=1, le=1000)
 
