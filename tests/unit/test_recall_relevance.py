@@ -12,7 +12,7 @@ from cairn.changes import Create, NewRecord
 from cairn.models import RecordVersion, Scope, Source, SourceKind
 from cairn.recall import RecallPolicy
 from cairn.recall.candidates import Candidate, CandidatePool
-from cairn.recall.relevance import screen
+from cairn.recall.relevance import query_weight, screen
 from cairn.versioning import plan_writes
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -164,3 +164,35 @@ def test_a_recall_that_passes_the_floor_is_not_weak_and_nothing_above_the_weak_b
     nothing = screen(pool(candidate(1, cosine=0.1, keyword=0.0)), policy)
     assert nothing.relevant == ()
     assert not nothing.weak
+
+
+def tokened(index: int, tokens: tuple[str, ...], *, cosine: float, keyword: float) -> Candidate:
+    vector = np.ones(2, dtype=np.float32) / np.sqrt(2)
+    return Candidate(
+        version=head(index), tokens=tokens, keyword=keyword, vector=vector, cosine=cosine
+    )
+
+
+def test_under_the_query_scale_a_row_matching_only_a_common_word_is_not_a_full_match() -> None:
+    # Every row names Maya; none says "drink". Under "best" the Maya-only match counts 1.
+    rows = pool(
+        tokened(1, ("maya", "green", "tea"), cosine=0.4, keyword=0.2),
+        tokened(2, ("maya", "cycl", "work"), cosine=0.4, keyword=0.2),
+        tokened(3, ("maya", "berlin"), cosine=0.4, keyword=0.2),
+    )
+    query = "what does Maya drink"
+    by_best = relevance_by_index(rows, RecallPolicy(keyword_scale="best", keyword_weight=0.5))
+    assert by_best == {1: 0.5 * 0.4 + 0.5, 2: 0.5 * 0.4 + 0.5, 3: 0.5 * 0.4 + 0.5}
+    scaled = screen(rows, RecallPolicy(keyword_scale="query", keyword_weight=0.5), query)
+    weight = query_weight(rows, query)
+    # idf of "maya" (in all 3 rows) plus idf of "drink" (in none): the share is small.
+    assert weight > 0.2 / 0.1
+    for item in scaled.relevant:
+        assert item.relevance == 0.5 * 0.4 + 0.5 * (0.2 / weight)
+        assert item.relevance < 0.5 * 0.4 + 0.5 * 0.1
+
+
+def test_the_query_scale_never_lets_a_keyword_share_exceed_one() -> None:
+    rows = pool(tokened(1, ("tea",), cosine=0.5, keyword=50.0))
+    screened = screen(rows, RecallPolicy(keyword_scale="query", keyword_weight=1.0), "tea")
+    assert screened.relevant[0].relevance == 1.0
