@@ -22,12 +22,18 @@ SCOPE = Scope(memory_id="m1", actor_id="a1")
 ON = RecallPolicy(context_weight=0.9, context_span=2, context_window_seconds=1800)
 
 
-def turn(index: int, *, session: str | None = "s1", at: datetime | None = None) -> RecordVersion:
+def turn(
+    index: int,
+    *,
+    session: str | None = "s1",
+    at: datetime | None = None,
+    rollout: str | None = None,
+) -> RecordVersion:
     record = NewRecord(
         record_id=f"mem-{index:036d}",
         namespace="/facts/a1/",
         content=f"turn {index}",
-        sources=(Source(kind=SourceKind.USER, session_id=session),),
+        sources=(Source(kind=SourceKind.USER, session_id=session, rollout_id=rollout),),
         seen_at=at or T0 + timedelta(seconds=20 * index),
     )
     return plan_writes(SCOPE, [Create(record=record)], {}, T0)[0].version
@@ -69,6 +75,17 @@ def test_records_stamped_at_the_same_instant_lend_each_other_nothing() -> None:
     hit = Relevant(candidate=pool_of(batch).candidates[0], relevance=0.9)
 
     assert expand([hit], pool_of(batch), ON).admitted == 0
+
+
+def test_facts_distilled_by_extraction_neither_lend_nor_borrow_context() -> None:
+    facts = [turn(i, rollout="rol-1") for i in range(3)]
+    pool = pool_of([*facts, turn(3)])
+    hit = Relevant(candidate=pool.candidates[1], relevance=0.9)
+    assert threads(facts[1]) == frozenset()
+    assert expand([hit], pool, ON).admitted == 0
+    # A turn next to them lends them nothing either.
+    lender = Relevant(candidate=pool.candidates[3], relevance=0.9)
+    assert by_index(expand([lender], pool, ON).relevant) == {3: 0.9}
 
 
 def test_other_sessions_and_turns_beyond_the_window_are_not_neighbours() -> None:

@@ -6,7 +6,11 @@ A thread is what a record says it belongs to: each source's ``session_id``, and 
 ``context_span`` places before or after it, with a different ``first_seen_at`` no more than
 ``context_window_seconds`` away. Records stamped at the same instant (a batch of facts
 extracted together) are never each other's neighbours, so only records told in sequence, like
-the turns of a conversation, lend each other context.
+the turns of a conversation, lend each other context. For the same reason a record that
+extraction distilled (a source cites a rollout) belongs to no thread: it is a standalone fact,
+not a turn, and the fact filed after it in the same session ("the office is in Lisbon" after
+"meetings before 11am") is no part of its answer. Context expansion was measured on records
+that are turns (LoCoMo); on distilled facts it only crowded the block.
 
 The ``context_hits`` most relevant candidates each lend a neighbour at distance ``d``
 ``relevance x context_weight ** d``; a candidate keeps the best of its own relevance and what
@@ -44,16 +48,25 @@ class Expanded:
 
 
 def threads(version: RecordVersion) -> frozenset[Thread]:
-    """The threads a record belongs to: its source sessions and its thread edge targets."""
+    """The threads a record belongs to: its source sessions and its thread edge targets; none
+    for a record distilled by extraction."""
+    if _distilled(version):
+        return frozenset()
     sessions = {(_SESSION, s.session_id) for s in version.sources if s.session_id}
     edges = {(e.kind.value, e.target) for e in version.edges if e.kind in _THREAD_EDGES}
     return frozenset(sessions | edges)
+
+
+def _distilled(version: RecordVersion) -> bool:
+    return any(source.rollout_id for source in version.sources)
 
 
 def _member_of(version: RecordVersion, wanted: frozenset[Thread]) -> list[Thread]:
     """The threads of ``wanted`` the record belongs to; cheap when it belongs to none (this
     runs on every candidate of the pool)."""
     found: list[Thread] = []
+    if _distilled(version):
+        return found
     for source in version.sources:
         if source.session_id and (_SESSION, source.session_id) in wanted:
             found.append((_SESSION, source.session_id))
