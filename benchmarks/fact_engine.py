@@ -66,6 +66,9 @@ class FactResult:
     shipped: list[FactOutcome] = field(default_factory=list)
     policies: dict[str, list[FactOutcome]] = field(default_factory=dict)
     records: int = 0
+    # Questions where what recall showed was not a prefix of the "defaults" ranking: the
+    # shortcut (order, then dedup, over a pool gathered once) must rank as recall does.
+    prefix_violations: int = 0
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,8 @@ def measure(
                 ordered = order(pool, question.text, policy, now)
                 kept = deduplicate(ordered.ranked, policy, limit=DEPTH).kept
                 ranked = [item.candidate.version.record_id for item in kept]
+                if label == "defaults":
+                    result.prefix_violations += shown != ranked[: len(shown)]
                 result.policies[label].append(
                     _outcome(user, question, wanted, ranked, ordered.weak, disjoint)
                 )

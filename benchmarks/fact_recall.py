@@ -117,6 +117,27 @@ def render(result: FactResult) -> str:
     )
 
 
+def render_sweep(result: FactResult) -> str:
+    header = ["policy", *(f"R@{k}" for k in KS), "no-answer: empty or weak", "precision of 8"]
+    rows = [
+        [
+            label,
+            *(f"{recall_at(outcomes, k):.3f}" for k in KS),
+            f"{no_answer_ok(outcomes):.1%}",
+            f"{block_precision(outcomes):.3f}",
+        ]
+        for label, outcomes in result.policies.items()
+    ]
+    return "\n".join(
+        [
+            "### The fact set under one knob changed at a time (ranked to 20; block = top 8)",
+            "",
+            report.table(header, rows),
+            "",
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fact_recall", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="three users; writes nothing")
@@ -145,9 +166,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"`cairn remember` writes them (SQLite store), {questions} questions; "
             f"generated from seed {args.seed} "
             "by `benchmarks/fact_set.py`",
+            f"- shortcut check: on {result.prefix_violations} of {questions} questions what "
+            "`recall` showed was not a prefix of the ranking the R@k columns use",
             f"- total wall time: {time.perf_counter() - started:.0f} s",
             "",
             render(result),
+            render_sweep(result),
         ]
     )
     print(markdown)

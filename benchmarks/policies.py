@@ -125,6 +125,25 @@ def sweep_policies(base: RecallPolicy = DEFAULT_POLICY) -> dict[str, RecallPolic
     return policies
 
 
+FACT_SWEEP: dict[str, tuple[Any, ...]] = {
+    "relevance_floor": (0.0, 0.2, 0.25, 0.35, 0.4),
+    "weak_floor": (0.0, 0.1, 0.25),
+    "keyword_scale": ("best",),
+    "keyword_weight": (0.0, 0.3, 0.7),
+    "recency_weight": (0.0,),
+}
+
+
 def fact_policies(base: RecallPolicy = DEFAULT_POLICY) -> dict[str, RecallPolicy]:
-    """The policies the fact set is ranked under: the defaults first."""
-    return {"defaults": base}
+    """The policies the fact set is ranked under: the defaults first, then one knob at a time
+    (a weak bar above the floor is clipped to it)."""
+    policies: dict[str, RecallPolicy] = {"defaults": base}
+    for knob, values in FACT_SWEEP.items():
+        for value in values:
+            update = {knob: value}
+            if knob == "weak_floor":
+                update[knob] = min(value, base.relevance_floor)
+            if knob == "relevance_floor":
+                update["weak_floor"] = min(base.weak_floor, value)
+            policies[f"{knob} {value}"] = with_knobs(base, **update)
+    return policies
