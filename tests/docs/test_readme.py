@@ -27,13 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 BLOCKS = blocks_of(README)
 TIMEOUT = 180
-# Recall of the README's own example drops the tea below the relevance floor today (cosine
-# 0.285 < 0.3); retuning recall's defaults is issue 13, which turns this test green.
-KNOWN_GAPS = {
-    'cairn recall "what does the user drink?"': (
-        "issue 13: the tea memory scores cosine 0.285, under the 0.3 relevance floor"
-    ),
-}
+# Commands the README shows that do not yet do what it says, each with the reason (a strict
+# xfail). Issue 13's weak fallback closed the last one: the README's recall of the tea.
+KNOWN_GAPS: dict[str, str] = {}
 # Each command runs in a fresh bash that first reads the variables the last one exported.
 SHELL_STEP = """
 [ -f "$README_STATE" ] && . "$README_STATE"

@@ -57,9 +57,16 @@ class RecallPolicy(Frozen):
     # LoCoMo dev (docs/benchmarks.md, sweep): floors 0-0.3 cost at most 0.7 points of R@20,
     # 0.35 costs 2 and 0.4 six; at 0.3 a memory asked another conversation's questions shows
     # 5.5 of 8 entries instead of 8.0. 0.3 keeps the most noise out for the least recall lost.
+    # Fact set, R@5 / no-answer empty-or-weak: 0.2 -> 0.702 / 13.5%, 0.3 -> 0.574 / 49.0%,
+    # 0.35 -> 0.522 / 58.3%. Cross-validated on both sets (docs/benchmarks.md, crossval), 0.3
+    # is the pick of 15 of 17 folds once no LoCoMo category may fall below the old defaults.
     relevance_floor: float = Field(default=0.3, ge=0.0, le=1.0)
-    # The weak fallback's bar, when no cosine reaches relevance_floor and no word is shared:
-    # provisional, set below the 0.285 of "what does the user drink?" / "I prefer green tea".
+    # The weak fallback's bar, when no cosine reaches relevance_floor and no word is shared
+    # (the block is then marked weak). Below the 0.285 of "what does the user drink?" / "I
+    # prefer green tea". Fact set (docs/benchmarks.md), R@5 / precision of 8: 0.0 -> 0.600 /
+    # 0.358, 0.1 -> 0.598 / 0.360, 0.2 -> 0.574 / 0.392, 0.25 -> 0.556 / 0.406 (no-answer
+    # questions are empty or weak whatever it is). 0.2 keeps a weak block to the nearest few
+    # rows rather than all of them.
     weak_floor: float = Field(default=0.2, ge=0.0, le=1.0)
     # Rows ranked by keywords alone need this share of the best BM25 score: a row that shares
     # only a word found almost everywhere ("user") scores under a tenth of a real match.
