@@ -2,7 +2,9 @@
 
 Each example writes a random scope (contents drawn from a small vocabulary, so keywords match,
 contents repeat and paraphrases collide; some records without vectors, some retracted, some
-revised, sessions told a minute apart so context expansion has threads), then recalls through
+revised, sessions told a minute apart so context expansion has threads, some distilled from a
+rollout so expansion must pass them over; queries may share no word with any record, so the
+weak fallback fires), then recalls through
 the scan (``ScanningRecallIndex``), the index built afresh (``TransientRecallIndex``) and the
 cached index (``EmbeddedRecallIndex``), and requires the same block, the same selection with
 the same scores, and the same counts from all three.
@@ -20,12 +22,16 @@ from cairn.models import Edge, EdgeKind, Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
 from cairn.recall.index import EmbeddedRecallIndex, RecallIndex, TransientRecallIndex
+from cairn.recall.render import WEAK_LINE
 from cairn.recall.scan import ScanningRecallIndex
 from cairn.testing import FixedClock, HashingEmbedder, InMemoryBackend
 
 SCOPE = Scope(memory_id="mem-index", actor_id="user-1")
 WORDS = ("tea", "coffee", "lisbon", "kyoto", "sister", "dog", "chess", "running", "ana", "may")
 NAMESPACES = (f"/facts/{SCOPE.actor_id}/", f"/preferences/{SCOPE.actor_id}/", "/shared/")
+# Query words no record holds: a query of these alone shares no term, so when no cosine
+# reaches the floor the weak fallback decides.
+UNSHARED = ("violin", "harbour")
 STARTED = datetime(2025, 5, 1, tzinfo=UTC)
 EMBEDDER = HashingEmbedder(dims=32)
 
@@ -38,6 +44,7 @@ _records = st.lists(
             "confidence": st.sampled_from((0.3, 0.5, 0.9, 1.0)),
             "minutes": st.integers(0, 60 * 24 * 90),
             "session": st.sampled_from(("s-1", "s-2", None)),
+            "rollout": st.sampled_from((None, None, "r-1")),
             "kind": st.sampled_from((SourceKind.USER, SourceKind.MODEL)),
             "vector": st.booleans(),
             "entities": st.lists(st.sampled_from(("Ana", "Kyoto")), max_size=1),
@@ -52,6 +59,8 @@ _records = st.lists(
 _policies = st.fixed_dictionaries(
     {
         "relevance_floor": st.sampled_from((0.0, 0.1, 0.3, 0.6, 0.95)),
+        "weak_floor": st.sampled_from((0.0, 0.1, 0.2, 0.5)),
+        "keyword_scale": st.sampled_from(("best", "query")),
         "keyword_floor": st.sampled_from((0.0, 0.1, 0.5)),
         "fusion": st.sampled_from(("blend", "rrf")),
         "keyword_weight": st.sampled_from((0.0, 0.3, 1.0)),
@@ -70,7 +79,9 @@ _policies = st.fixed_dictionaries(
 
 _queries = st.fixed_dictionaries(
     {
-        "words": st.lists(st.sampled_from((*WORDS, "in May 2025", "the")), min_size=1, max_size=4),
+        "words": st.lists(
+            st.sampled_from((*WORDS, *UNSHARED, "in May 2025", "the")), min_size=1, max_size=4
+        ),
         "namespace_prefix": st.sampled_from((None, NAMESPACES[0], "/facts/", "/")),
         "strategy": st.sampled_from((None, None, "semantic")),
         "top_k": st.sampled_from((1, 1, 2, 3, 5, 10)),
@@ -96,7 +107,13 @@ def _write(stores: Stores, clock: FixedClock, specs: list[dict[str, object]]) ->
             confidence=float(spec["confidence"]),  # type: ignore[arg-type]
             entities=tuple(spec["entities"]),  # type: ignore[arg-type]
             edges=edges,
-            sources=(Source(kind=spec["kind"], session_id=spec["session"]),),  # type: ignore[arg-type]
+            sources=(
+                Source(
+                    kind=spec["kind"],  # type: ignore[arg-type]
+                    session_id=spec["session"],  # type: ignore[arg-type]
+                    rollout_id=spec["rollout"],  # type: ignore[arg-type]
+                ),
+            ),
             seen_at=seen,
             vector=vector,
         )
@@ -211,3 +228,54 @@ def test_a_record_left_out_of_the_shortlist_never_outranks_on_recency() -> None:
         assert _seen(_recall(stores, index, query, policy, True, clock)) == _seen(scanned)
         newest = max(range(12), key=lambda i: ((i * 7) % 60, -i))
         assert scanned.entries[0].version.content.endswith(f"number {newest}")
+
+
+def _same_from_every_index(
+    stores: Stores, backend: InMemoryBackend, query: RecallQuery, policy: RecallPolicy
+) -> Recollection:
+    clock = FixedClock(datetime(2025, 9, 1, tzinfo=UTC))
+    scanned = _recall(stores, ScanningRecallIndex(stores.records), query, policy, True, clock)
+    for index in (
+        TransientRecallIndex(stores.records, shortlist=1),
+        EmbeddedRecallIndex(stores.records, backend.generations(), shortlist=1),
+    ):
+        assert _seen(_recall(stores, index, query, policy, True, clock)) == _seen(scanned)
+    return scanned
+
+
+def test_the_index_falls_back_to_weak_matches_exactly_as_the_scan() -> None:
+    clock = FixedClock(datetime(2025, 9, 1, tzinfo=UTC))
+    backend = InMemoryBackend(clock)
+    stores = backend.stores()
+    specs = [
+        {
+            "words": [WORDS[i % len(WORDS)], WORDS[(i * 3 + 1) % len(WORDS)]],
+            "namespace": NAMESPACES[0],
+            "strategy": "semantic",
+            "confidence": 0.9,
+            "minutes": i,
+            "session": "s-1",
+            "rollout": "r-1" if i % 3 == 0 else None,
+            "kind": SourceKind.USER,
+            "vector": i % 4 != 0,
+            "entities": [],
+            "part_of": False,
+            "fate": "keep",
+        }
+        for i in range(16)
+    ]
+    _write(stores, clock, specs)
+    query = RecallQuery(text="violin harbour", top_k=5)
+    for scale in ("best", "query"):
+        policy = RecallPolicy(relevance_floor=0.99, weak_floor=0.0, keyword_scale=scale)
+        found = _same_from_every_index(stores, backend, query, policy)
+        assert found.counts.weak
+        assert found.counts.used_keyword_fallback
+        assert WEAK_LINE in found.block.splitlines()
+        assert found.entries
+        # Nothing is weak when the bar is out of reach: the block is empty, not labelled.
+        none = _same_from_every_index(
+            stores, backend, query, RecallPolicy(relevance_floor=0.99, weak_floor=1.0)
+        )
+        assert not none.counts.weak
+        assert not none.entries

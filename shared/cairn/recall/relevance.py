@@ -39,7 +39,7 @@ that is not weak.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cairn.recall.candidates import Candidate, CandidatePool
@@ -116,7 +116,13 @@ def query_weight(pool: CandidatePool, query_text: str) -> float:
     for candidate in pool.candidates:
         for term in terms.intersection(candidate.tokens):
             frequency[term] += 1
-    return sum(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in frequency.values())
+    return term_weight(frequency.values(), total)
+
+
+def term_weight(frequencies: Iterable[int], total: int) -> float:
+    """``Σ idf(t)`` over terms of these document frequencies among ``total`` rows, summed in
+    the given order (the recall index sums the same terms in the same order)."""
+    return sum(math.log(1 + (total - df + 0.5) / (df + 0.5)) for df in frequencies)
 
 
 def _keyword_match(candidate: Candidate, best_keyword: float, policy: RecallPolicy) -> bool:

@@ -19,6 +19,7 @@ from cairn.ports import Embedder
 from cairn.recall.candidates import row_cosines, unit, unit_rows
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.query import RecallPolicy
+from cairn.recall.relevance import term_weight
 
 
 def bm25(
@@ -51,6 +52,23 @@ def bm25(
         idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
         scores[at] += ((idf * tf) * (k1 + 1)) / (tf + norm[at])
     return scores
+
+
+def query_weight(snapshot: Snapshot, view: IntArray, query: Sequence[str]) -> float:
+    """``cairn.recall.relevance.query_weight`` over the view: the query's distinct terms in the
+    same (set) order, each term's document frequency counted from its postings."""
+    terms = set(query)
+    total = len(view)
+    if not terms or not total:
+        return 0.0
+    held = np.zeros(snapshot.size, dtype=bool)
+    held[view] = True
+    frequency = dict.fromkeys(terms, 0)
+    for term in frequency:
+        posting = snapshot.postings.get(term)
+        if posting is not None:
+            frequency[term] = int(held[posting[0]].sum())
+    return term_weight(frequency.values(), total)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +128,14 @@ class Screened:
 
 
 def screen(
-    keyword: FloatArray, found: Cosines | None, embedded: bool, policy: RecallPolicy
+    keyword: FloatArray,
+    found: Cosines | None,
+    embedded: bool,
+    policy: RecallPolicy,
+    weight_of_query: float = 0.0,
 ) -> Screened:
-    """``cairn.recall.relevance.screen`` over arrays."""
+    """``cairn.recall.relevance.screen`` over arrays; ``weight_of_query`` is ``query_weight``
+    (the keyword scale when ``policy.keyword_scale`` is ``"query"``)."""
     total = len(keyword)
     best = float(keyword.max()) if total else 0.0
     share = keyword / best if best > 0 else np.zeros(total, dtype=np.float64)
@@ -124,14 +147,12 @@ def screen(
         cosine = found.values.astype(np.float64)
         passing = found.present & (cosine >= policy.relevance_floor)
     if not passing.any():
-        positions = np.flatnonzero(matched)
-        if policy.fusion == "rrf":
-            ranks = _ranks(positions, keyword[positions])
-            relevance = (1.0 / (policy.rrf_k + ranks)) / (1 / (policy.rrf_k + 1))
-        else:
-            relevance = share[positions]
-        return Screened(positions, relevance, total - len(positions), bool(total) or not embedded)
+        return _fallback(keyword, share, matched, found, cosine, embedded, policy)
     assert found is not None  # passing rows have cosines
+    if policy.keyword_scale == "query" and policy.fusion == "blend":
+        scale = max(best, weight_of_query)
+        share = keyword / scale if scale > 0 else np.zeros(total, dtype=np.float64)
+        matched = (keyword > 0) & (share >= policy.keyword_floor)
     unvectored = ~found.present & matched
     keep = passing | unvectored
     positions = np.flatnonzero(keep)
@@ -150,6 +171,35 @@ def screen(
         blended = (1 - weight) * clipped + weight * share
         relevance = np.minimum(1.0, blended[positions])
     return Screened(positions, relevance, below, False)
+
+
+def _fallback(
+    keyword: FloatArray,
+    share: FloatArray,
+    matched: npt.NDArray[np.bool_],
+    found: Cosines | None,
+    cosine: FloatArray,
+    embedded: bool,
+    policy: RecallPolicy,
+) -> Screened:
+    """``cairn.recall.relevance._fallback``: keyword matches if any; else, over an embedded
+    view, the rows whose cosine reaches ``weak_floor``, by blended relevance (``weak``)."""
+    total = len(keyword)
+    if matched.any() or not embedded or found is None:
+        positions = np.flatnonzero(matched)
+        if policy.fusion == "rrf":
+            ranks = _ranks(positions, keyword[positions])
+            relevance = (1.0 / (policy.rrf_k + ranks)) / (1 / (policy.rrf_k + 1))
+        else:
+            relevance = share[positions]
+    else:
+        positions = np.flatnonzero(found.present & (cosine >= policy.weak_floor))
+        weight = policy.keyword_weight
+        clipped = np.minimum(1.0, np.maximum(0.0, cosine[positions]))
+        relevance = np.minimum(1.0, (1 - weight) * clipped + weight * share[positions])
+    keyword_only = bool(total) or not embedded
+    weak = embedded and bool(len(positions))
+    return Screened(positions, relevance, total - len(positions), keyword_only, weak)
 
 
 def _ranks(positions: IntArray, key: FloatArray) -> FloatArray:

@@ -24,7 +24,14 @@ from cairn.ports import Embedder
 from cairn.recall.candidates import Candidate
 from cairn.recall.dedup import deduplicate
 from cairn.recall.expansion import threads
-from cairn.recall.index.scoring import Cosines, Screened, bm25, cosines, screen
+from cairn.recall.index.scoring import (
+    Cosines,
+    Screened,
+    bm25,
+    cosines,
+    query_weight,
+    screen,
+)
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
@@ -76,11 +83,15 @@ def search(
     ``embedder``'s identity), ranked only as far as the block can reach; ``shortlist`` is how
     many rows are ranked first (at least one; any size gives the same answer)."""
     view = snapshot.view(query.namespace_prefix, query.strategy)
-    keyword = bm25(snapshot, view, tokenize(query.text), policy)
+    terms = tokenize(query.text)
+    keyword = bm25(snapshot, view, terms, policy)
     found: Cosines | None = None
     if embedder is not None and len(view):
         found = cosines(snapshot, view, keyword, query.text, embedder, policy)
-    screened = screen(keyword, found, embedder is not None, policy)
+    weight_of_query = 0.0
+    if policy.keyword_scale == "query" and policy.fusion == "blend":
+        weight_of_query = query_weight(snapshot, view, terms)
+    screened = screen(keyword, found, embedder is not None, policy, weight_of_query)
     relevance, admitted = _expand(snapshot, view, screened, policy)
     unembedded = 0
     if found is not None:
