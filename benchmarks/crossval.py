@@ -210,7 +210,7 @@ def render(graded: Graded, cv: CrossValidated) -> str:
             graded.facts[cv.chosen],
         ),
         _row(
-            "best of the grid, cross-validated (held-out folds)",
+            '<a id="crossval-held-out"></a>best of the grid, cross-validated (held-out folds)',
             cv.held_out_locomo,
             cv.held_out_facts,
         ),
