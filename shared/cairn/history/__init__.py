@@ -6,7 +6,8 @@
 - ``rollup``: the pass that runs the planner through the ``ModelProvider`` port;
 - ``job`` / ``worker``: the rollup as a logged, switchable job, and in the embedded worker;
 - ``boot_window``: a token-budgeted view of a whole session at decreasing resolution;
-- ``axes``: recall by period, by a period a question names, by typed link, by drill-down.
+- ``axes``: recall by period, by a period a question names, by typed link, by drill-down;
+- ``search``: semantic recall over records, turns and chunks in one ranking, steered by time.
 
 The chunks themselves are ``cairn.chunks`` (the data contract) behind the ``ChunkStore`` port;
 docs/history.md explains when an agent uses this channel and when the records.
@@ -16,9 +17,12 @@ from cairn.history.axes import about_time, by_period, children, enclosing, neigh
 from cairn.history.boot_window import BootWindow, read_window
 from cairn.history.job import run_rollup_job
 from cairn.history.rollup import RollupReport, roll_up_scope, roll_up_session
+from cairn.history.search import BothChannels, Hit, recall_both
 
 __all__ = [
     "BootWindow",
+    "BothChannels",
+    "Hit",
     "RollupReport",
     "about_time",
     "by_period",
@@ -26,6 +30,7 @@ __all__ = [
     "enclosing",
     "neighbors",
     "read_window",
+    "recall_both",
     "roll_up_scope",
     "roll_up_session",
     "run_rollup_job",

@@ -3,6 +3,8 @@
 ``snapshot`` holds one scope's heads as arrays, postings and a unit matrix; ``scoring`` scores
 every row in arrays; ``shortlist`` ranks just the rows that can reach the block, exactly as the
 scan (``cairn.recall.scan``) ranks them all; ``embedded`` keeps snapshots current in process.
+``passages`` is the history channel's index beside it: turns and chunks, scored by the same
+floor and fusion (``cairn.history.search`` merges the two).
 """
 
 from cairn.recall.index.embedded import (

@@ -1,0 +1,209 @@
+"""A derived index of passages (a scope's turns and chunks), scored as recall scores records.
+
+History is immutable where it is kept: an event is never edited, a chunk never changes under
+its id. So the index keeps each passage's unit vector by its id and a digest of its text (two
+stores may reuse an id: chunk ids are deterministic) and never has to ask whether a vector is
+stale; what it does ask, on every search, is which passages exist (the caller lists
+them through the ports), so a deleted turn or an erased session is gone from the next answer
+and only passages it has not seen before are embedded. The arrays (postings, the unit matrix)
+are rebuilt only when that list changes.
+
+Scoring is recall's steps 1-2 over the passages: BM25 over their words, cosines against the
+query, the relevance floor and the fusion of ``cairn.recall.index.scoring.screen`` (the same
+function the record index calls), then a named period steers: a passage whose span overlaps a
+period the query names has its relevance multiplied by ``1 + policy.temporal_weight`` (capped
+at 1), as a record dated in it has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn.models import Scope
+from cairn.ports import Embedder
+from cairn.recall.candidates import row_cosines, unit, unit_rows
+from cairn.recall.index.scoring import Cosines, screen
+from cairn.recall.keywords import tokenize
+from cairn.recall.query import RecallPolicy
+from cairn.recall.relevance import term_weight
+from cairn.recall.temporal import Period
+
+FloatArray = npt.NDArray[np.float64]
+# Vectors kept per process: 200k passages of 384 float32s is ~300 MB; least recent scope first.
+DEFAULT_MAX_VECTORS = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """One searchable piece of history: its id (event or chunk id), when it spans, its text."""
+
+    ref: str
+    start: datetime
+    end: datetime
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredPassage:
+    """A passage's position in the caller's list, its fused relevance in [0, 1] (after the
+    period steer), its cosine (``None`` without one) and its BM25 score."""
+
+    position: int
+    relevance: float
+    cosine: float | None
+    keyword: float
+    in_period: bool
+
+
+_Key = tuple[str, bytes]
+
+
+def _key(passage: Passage) -> _Key:
+    return passage.ref, hashlib.blake2b(passage.text.encode(), digest_size=16).digest()
+
+
+@dataclass
+class _Arrays:
+    keys: tuple[_Key, ...]
+    lengths: FloatArray
+    postings: dict[str, tuple[npt.NDArray[np.int64], FloatArray]]
+    matrix: npt.NDArray[np.float32] | None
+
+
+@dataclass
+class _ScopeCache:
+    vectors: dict[_Key, npt.NDArray[np.float32]]
+    arrays: _Arrays | None = None
+
+
+class PassageIndex:
+    """Passages' vectors by id and their arrays, per (scope, embedding space), in process,
+    at most ``max_vectors`` vectors (least recently searched scope evicted first)."""
+
+    def __init__(self, *, max_vectors: int = DEFAULT_MAX_VECTORS) -> None:
+        self._max_vectors = max_vectors
+        self._cache: OrderedDict[tuple[Scope, str | None], _ScopeCache] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def search(
+        self,
+        scope: Scope,
+        passages: Sequence[Passage],
+        query_text: str,
+        *,
+        embedder: Embedder | None,
+        policy: RecallPolicy,
+        periods: Sequence[Period] = (),
+    ) -> tuple[ScoredPassage, ...]:
+        """The passages that pass recall's floor for ``query_text``, best relevance first
+        (ties by position); each is scored as if the list were the whole collection."""
+        if not passages:
+            return ()
+        arrays = self._arrays(scope, passages, embedder)
+        terms = tokenize(query_text)
+        keyword = _bm25(arrays, terms, policy)
+        found: Cosines | None = None
+        if embedder is not None and arrays.matrix is not None:
+            query = unit(embedder.embed([query_text])[0])
+            values = row_cosines(arrays.matrix, query)
+            present = np.ones(len(passages), dtype=bool)
+            found = Cosines(values=values, present=present, fresh={}, reembedded=0)
+        weight = _query_weight(arrays, terms)
+        screened = screen(keyword, found, embedder is not None, policy, weight)
+        scored: list[ScoredPassage] = []
+        for position, relevance in zip(
+            screened.positions.tolist(), screened.relevance.tolist(), strict=True
+        ):
+            passage = passages[position]
+            hit = any(p.start <= passage.end and passage.start < p.end for p in periods)
+            if hit:
+                relevance = min(1.0, relevance * (1.0 + policy.temporal_weight))
+            cosine = float(found.values[position]) if found is not None else None
+            scored.append(ScoredPassage(position, relevance, cosine, float(keyword[position]), hit))
+        scored.sort(key=lambda s: (-s.relevance, s.position))
+        return tuple(scored)
+
+    def _arrays(
+        self, scope: Scope, passages: Sequence[Passage], embedder: Embedder | None
+    ) -> _Arrays:
+        key = (scope, embedder.identity.key if embedder is not None else None)
+        keys = tuple(_key(p) for p in passages)
+        with self._lock:
+            cache = self._cache.pop(key, None) or _ScopeCache(vectors={})
+            self._cache[key] = cache
+        if cache.arrays is not None and cache.arrays.keys == keys:
+            return cache.arrays
+        matrix = None
+        if embedder is not None:
+            missing = [i for i, k in enumerate(keys) if k not in cache.vectors]
+            if missing:
+                texts = [passages[i].text for i in missing]
+                made = unit_rows(np.asarray(embedder.embed(texts), dtype=np.float32))
+                cache.vectors.update((keys[i], made[j]) for j, i in enumerate(missing))
+            cache.vectors = {k: cache.vectors[k] for k in keys}  # forget what went
+            matrix = np.stack([cache.vectors[k] for k in keys]).astype(np.float32)
+        tokens = [tokenize(p.text) for p in passages]
+        cache.arrays = _Arrays(keys, _lengths(tokens), _postings(tokens), matrix)
+        self._evict()
+        return cache.arrays
+
+    def _evict(self) -> None:
+        with self._lock:
+            held = sum(len(c.vectors) for c in self._cache.values())
+            while held > self._max_vectors and len(self._cache) > 1:
+                _, evicted = self._cache.popitem(last=False)
+                held -= len(evicted.vectors)
+
+
+def _lengths(tokens: Sequence[Sequence[str]]) -> FloatArray:
+    return np.array([len(t) for t in tokens], dtype=np.float64)
+
+
+def _postings(
+    tokens: Sequence[Sequence[str]],
+) -> dict[str, tuple[npt.NDArray[np.int64], FloatArray]]:
+    rows: dict[str, list[int]] = {}
+    counts: dict[str, list[float]] = {}
+    for row, doc in enumerate(tokens):
+        for term, count in Counter(doc).items():
+            rows.setdefault(term, []).append(row)
+            counts.setdefault(term, []).append(float(count))
+    return {
+        term: (np.array(rows[term], dtype=np.int64), np.array(counts[term], dtype=np.float64))
+        for term in rows
+    }
+
+
+def _bm25(arrays: _Arrays, query: Sequence[str], policy: RecallPolicy) -> FloatArray:
+    """BM25 of every passage (the passages are the collection), as ``bm25_scores`` computes it."""
+    total = len(arrays.keys)
+    scores = np.zeros(total, dtype=np.float64)
+    k1, b = policy.bm25_k1, policy.bm25_b
+    average = float(arrays.lengths.sum()) / total or 1.0
+    norm = k1 * ((1 - b) + (b * arrays.lengths) / average)
+    for term in set(query):
+        posting = arrays.postings.get(term)
+        if posting is None:
+            continue
+        rows, tf = posting
+        idf = math.log(1 + (total - len(rows) + 0.5) / (len(rows) + 0.5))
+        scores[rows] += ((idf * tf) * (k1 + 1)) / (tf + norm[rows])
+    return scores
+
+
+def _query_weight(arrays: _Arrays, query: Sequence[str]) -> float:
+    terms = set(query)
+    if not terms:
+        return 0.0
+    postings = arrays.postings
+    frequency = [len(postings[t][0]) if t in postings else 0 for t in terms]
+    return term_weight(frequency, len(arrays.keys))
