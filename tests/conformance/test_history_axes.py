@@ -23,6 +23,7 @@ from cairn.models import (
     Trust,
 )
 from cairn.ports import ChunkStore, Stores
+from cairn.recall.index.heads import heads_of
 from tests.conformance.samples import FACTS, OTHER_ACTOR, SCOPE, USER
 
 MARCH = datetime(2026, 3, 1, tzinfo=UTC)
@@ -231,3 +232,44 @@ def test_a_question_that_names_a_time_reads_that_period_of_the_conversation(
     # "last May" is the conversation's (its latest turn is in June 2023), not the wall clock's.
     assert relative == named
     assert none == ()
+
+
+def test_the_head_index_answers_as_the_scan_does_and_follows_every_write(
+    stores: Stores,
+) -> None:
+    heads = heads_of(stores)
+    hive = remember(stores, "The hive is by the north fence", valid_from=MARCH)
+    moved = remember(
+        stores,
+        "Moved the hive",
+        valid_from=MARCH + timedelta(days=2),
+        edges=(Edge(kind=EdgeKind.RELATES_TO, target=hive.record_id),),
+    )
+    remember(stores, "Bought a smoker", valid_from=APRIL)
+
+    def both() -> tuple[list[str], list[str], list[str], list[str]]:
+        period = (stores.records, stores.events, stores.chunks, SCOPE, MARCH, APRIL)
+        return (
+            [h.ref for h in by_period(*period, heads=heads)],
+            [h.ref for h in by_period(*period)],
+            [n.target for n in neighbors(stores.records, SCOPE, hive.record_id, heads=heads)],
+            [n.target for n in neighbors(stores.records, SCOPE, hive.record_id)],
+        )
+
+    indexed, scanned, linked, walked = both()
+    assert indexed == scanned
+    assert len(indexed) == 3
+    assert linked == walked == [moved.record_id]
+
+    stores.records.apply(SCOPE, [Retract(record_id=moved.record_id)])
+    late = remember(
+        stores,
+        "Painted the hive",
+        valid_from=MARCH + timedelta(days=9),
+        edges=(Edge(kind=EdgeKind.PART_OF, target=hive.record_id),),
+    )
+    indexed, scanned, linked, walked = both()
+    assert indexed == scanned
+    assert moved.record_id not in indexed
+    assert late.record_id in indexed
+    assert linked == walked == [late.record_id]

@@ -14,23 +14,26 @@
 - ``children(chunk)``: a chunk's turns (level 1) or chunks (level 2 and above), in order;
   ``enclosing(turn)``: the chunks that cover a turn, level 1 upward.
 
-These read through the ports by scanning (every live head, every session's events and chunks):
-exact, and linear in the scope. A derived recall index can answer them faster behind the same
-calls; nothing here depends on one.
+Records are read through a head index (``cairn.recall.index.heads``): given ``heads`` (the
+backend's, ``heads_of(stores)``), a view of the live heads kept current by the store's
+generations, so a period is a bisection and a record's incoming links one lookup; without it,
+the heads are listed for the call (a scan). Turns and chunks are read through the ports, every
+session's events and chunks: exact, and linear in the history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
 from cairn.chunks import Chunk
-from cairn.errors import InvalidInputError, NotFoundError
+from cairn.errors import InvalidInputError
 from cairn.history.turns import role_source, session_events
 from cairn.models import EdgeKind, Event, RecordVersion, Scope, Trust, derive_trust
 from cairn.ports import MAX_PAGE_SIZE, ChunkStore, EventStore, RecordStore
+from cairn.recall.index.heads import HeadIndex
+from cairn.recall.signals import record_date
 from cairn.recall.temporal import query_periods
 from cairn.rollout.index import messages_of
 
@@ -74,18 +77,19 @@ def by_period(
     *,
     kinds: frozenset[Kind] = ALL_KINDS,
     limit: int = 100,
+    heads: HeadIndex | None = None,
 ) -> tuple[PeriodHit, ...]:
     """What ``scope`` holds from ``start`` to ``end`` (both included), oldest first, at most
     ``limit``; see the module for what falls in a period."""
     _check_period(start, end, kinds, limit)
     hits: list[PeriodHit] = []
     if "records" in kinds:
-        for head in _live_heads(records, scope):
-            when = head.valid_from or head.first_seen_at
-            if start <= when <= end:
-                hits.append(
-                    PeriodHit("records", when, head.record_id, None, head.content, head.trust)
+        for head in (heads or HeadIndex(records, None)).view(scope).between(start, end):
+            hits.append(
+                PeriodHit(
+                    "records", record_date(head), head.record_id, None, head.content, head.trust
                 )
+            )
     sessions = _sessions(events, scope)
     if "turns" in kinds:
         for session_id in sessions:
@@ -111,6 +115,7 @@ def about_time(
     now: datetime | None = None,
     kinds: frozenset[Kind] = ALL_KINDS,
     limit: int = 100,
+    heads: HeadIndex | None = None,
 ) -> tuple[PeriodHit, ...]:
     """What the scope holds for every period ``question`` names, oldest first, at most
     ``limit``; none when it names no period. Relative periods are resolved against ``now``,
@@ -122,7 +127,15 @@ def about_time(
     for period in query_periods(question, when):
         end = period.end - timedelta(microseconds=1)  # periods are half-open
         for hit in by_period(
-            records, events, chunks, scope, period.start, end, kinds=kinds, limit=MAX_RESULTS
+            records,
+            events,
+            chunks,
+            scope,
+            period.start,
+            end,
+            kinds=kinds,
+            limit=MAX_RESULTS,
+            heads=heads,
         ):
             found.setdefault((hit.kind, hit.ref), hit)
     hits = sorted(found.values(), key=lambda h: (h.at, h.kind, -h.level, h.ref))
@@ -155,6 +168,7 @@ def neighbors(
     record_id: str,
     *,
     kinds: frozenset[EdgeKind] = LINK_KINDS,
+    heads: HeadIndex | None = None,
 ) -> tuple[Neighbor, ...]:
     """The record's typed links of ``kinds`` (a subset of ``LINK_KINDS``): its own edges in
     order, then the live records whose edges name it, by record id. ``RecordNotFoundError``
@@ -166,16 +180,14 @@ def neighbors(
             f"one of {', '.join(sorted(k.value for k in LINK_KINDS))}"
         )
     head = records.get(scope, record_id)
+    view = (heads or HeadIndex(records, None)).view(scope)
     found: list[Neighbor] = []
     for edge in head.edges:
         if edge.kind in kinds:
-            found.append(
-                Neighbor(edge.kind, "out", edge.target, _live(records, scope, edge.target))
-            )
-    for other in _live_heads(records, scope):
-        for edge in other.edges:
-            if edge.kind in kinds and edge.target == record_id and other.record_id != record_id:
-                found.append(Neighbor(edge.kind, "in", other.record_id, other))
+            found.append(Neighbor(edge.kind, "out", edge.target, view.by_id.get(edge.target)))
+    for other, kind in view.inbound.get(record_id, ()):
+        if kind in kinds and other.record_id != record_id:
+            found.append(Neighbor(kind, "in", other.record_id, other))
     return tuple(found)
 
 
@@ -214,26 +226,6 @@ def _check_period(start: datetime, end: datetime, kinds: frozenset[Kind], limit:
         raise InvalidInputError("kinds must name one or more of records, turns, chunks")
     if not 1 <= limit <= MAX_RESULTS:
         raise InvalidInputError(f"limit must be between 1 and {MAX_RESULTS}, got {limit}")
-
-
-def _live_heads(records: RecordStore, scope: Scope) -> Iterator[RecordVersion]:
-    cursor: str | None = None
-    while True:
-        page = records.list_records(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
-        yield from page.items
-        if page.next_cursor is None:
-            return
-        cursor = page.next_cursor
-
-
-def _live(records: RecordStore, scope: Scope, target: str) -> RecordVersion | None:
-    if not target.startswith("mem-"):
-        return None  # a session, a run, a name: not a record
-    try:
-        head = records.get(scope, target)
-    except (NotFoundError, InvalidInputError):
-        return None
-    return head if head.live else None
 
 
 def _sessions(events: EventStore, scope: Scope) -> list[str]:
