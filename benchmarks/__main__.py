@@ -6,6 +6,7 @@
 2. speed: recall at 1k/10k/100k records, memory, append, render, formation, DynamoDB requests
 3. peer_mem0: mem0 OSS beside cairn on the same turns and questions
 4. history: rolling LoCoMo conversations up, and their boot windows' size and read time
+   history_recall: recall over turns and chunks on LoCoMo dev, with and without named periods
 5. cost: the cost model (docs/cost.md), once ``benchmarks.cost`` exists (issue 8, part 4)
 
 A full run rewrites its sections of docs/benchmarks.md and docs/img/; ``--quick`` runs each on
@@ -22,7 +23,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 
-STEPS = ("quality", "fact_recall", "crossval", "speed", "peer_mem0", "history", "cost")
+STEPS = ("quality", "fact_recall", "crossval", "speed", "peer_mem0", "history", "history_recall", "cost")
 
 
 def _step(name: str) -> Callable[[list[str]], int] | None:

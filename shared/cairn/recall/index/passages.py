@@ -6,7 +6,9 @@ stores may reuse an id: chunk ids are deterministic) and never has to ask whethe
 stale; what it does ask, on every search, is which passages exist (the caller lists
 them through the ports), so a deleted turn or an erased session is gone from the next answer
 and only passages it has not seen before are embedded. The arrays (postings, the unit matrix)
-are rebuilt only when that list changes.
+are rebuilt only when that list changes (the last ``_ARRAYS_PER_SCOPE`` lists are kept, so a
+caller alternating turns-only and turns-and-chunks does not rebuild on every call); vectors of
+passages no longer listed are dropped once they outnumber the listed ones.
 
 Scoring is recall's steps 1-2 over the passages: BM25 over their words, cosines against the
 query, the relevance floor and the fusion of ``cairn.recall.index.scoring.screen`` (the same
@@ -22,7 +24,7 @@ import math
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
@@ -40,6 +42,7 @@ from cairn.recall.temporal import Period
 FloatArray = npt.NDArray[np.float64]
 # Vectors kept per process: 200k passages of 384 float32s is ~300 MB; least recent scope first.
 DEFAULT_MAX_VECTORS = 200_000
+_ARRAYS_PER_SCOPE = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,7 @@ class _Arrays:
 @dataclass
 class _ScopeCache:
     vectors: dict[_Key, npt.NDArray[np.float32]]
-    arrays: _Arrays | None = None
+    arrays: OrderedDict[tuple[_Key, ...], _Arrays] = field(default_factory=OrderedDict)
 
 
 class PassageIndex:
@@ -140,8 +143,10 @@ class PassageIndex:
         with self._lock:
             cache = self._cache.pop(key, None) or _ScopeCache(vectors={})
             self._cache[key] = cache
-        if cache.arrays is not None and cache.arrays.keys == keys:
-            return cache.arrays
+        held = cache.arrays.get(keys)
+        if held is not None:
+            cache.arrays.move_to_end(keys)
+            return held
         matrix = None
         if embedder is not None:
             missing = [i for i, k in enumerate(keys) if k not in cache.vectors]
@@ -149,12 +154,16 @@ class PassageIndex:
                 texts = [passages[i].text for i in missing]
                 made = unit_rows(np.asarray(embedder.embed(texts), dtype=np.float32))
                 cache.vectors.update((keys[i], made[j]) for j, i in enumerate(missing))
-            cache.vectors = {k: cache.vectors[k] for k in keys}  # forget what went
+            if len(cache.vectors) > 2 * len(keys):  # forget what went, now and then
+                cache.vectors = {k: cache.vectors[k] for k in keys}
             matrix = np.stack([cache.vectors[k] for k in keys]).astype(np.float32)
         tokens = [tokenize(p.text) for p in passages]
-        cache.arrays = _Arrays(keys, _lengths(tokens), _postings(tokens), matrix)
+        built = _Arrays(keys, _lengths(tokens), _postings(tokens), matrix)
+        cache.arrays[keys] = built
+        while len(cache.arrays) > _ARRAYS_PER_SCOPE:
+            cache.arrays.popitem(last=False)
         self._evict()
-        return cache.arrays
+        return built
 
     def _evict(self) -> None:
         with self._lock:
