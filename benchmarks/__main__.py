@@ -23,7 +23,16 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 
-STEPS = ("quality", "fact_recall", "crossval", "speed", "peer_mem0", "history", "history_recall", "cost")
+STEPS = (
+    "quality",
+    "fact_recall",
+    "crossval",
+    "speed",
+    "peer_mem0",
+    "history",
+    "history_recall",
+    "cost",
+)
 
 
 def _step(name: str) -> Callable[[list[str]], int] | None:
