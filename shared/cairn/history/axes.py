@@ -90,7 +90,7 @@ def by_period(
                     "records", record_date(head), head.record_id, None, head.content, head.trust
                 )
             )
-    sessions = _sessions(events, scope)
+    sessions = _sessions(events, scope) if kinds & {"turns", "chunks"} else []
     if "turns" in kinds:
         for session_id in sessions:
             for event in session_events(events, scope, session_id):
