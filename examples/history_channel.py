@@ -4,8 +4,9 @@
 
 Appends a 120-turn conversation to an embedded SQLite store through a ``MemorySession``,
 rolls it up into the history pyramid with the offline model (twelve level-1 chunks, one level-2
-chunk), then shows the three ways back into it: the boot window a resumed run starts with, the
-period axis (``by_period``), and drill-down from the top chunk to the turns. No model, no
+chunk), then shows the ways back into it: the boot window a resumed run starts with, the
+period axis (``by_period``), drill-down from the top chunk to the turns, and one recall over
+records, turns and chunks (``recall_both``; by keywords here, with no embedder). No model, no
 network; ``tests/unit/test_history_example.py`` runs it.
 """
 
@@ -19,8 +20,10 @@ from pathlib import Path
 from cairn.clock import FixedClock
 from cairn.history import roll_up_session
 from cairn.history.axes import by_period, children
+from cairn.history.search import recall_both
 from cairn.local import offline_model
 from cairn.models import Role, Scope
+from cairn.recall import RecallQuery
 from cairn.runtime import MemorySession, SessionOptions
 from cairn.store.sqlite import SQLiteBackend
 
@@ -110,12 +113,24 @@ def main(db: Path) -> dict[str, object]:
         parts = children(stores.events, stores.chunks, SCOPE, "evening", top.chunk_id)
         first_turns = children(stores.events, stores.chunks, SCOPE, "evening", parts[0].chunk_id)  # type: ignore[union-attr]
         print(f"\n{top.chunk_id}: {len(parts)} parts; the first holds {len(first_turns)} turns")
+
+        # Both channels at once: records, turns and chunks in one ranking.
+        found = recall_both(
+            SCOPE,
+            RecallQuery(text="the Oslo hotel", top_k=3),
+            stores=stores,
+            embedder=None,  # keywords only, offline; give an Embedder for meaning
+            clock=clock,
+        )
+        for hit in found.hits:
+            print(f"{hit.kind:7} {hit.ref} {hit.score:.2f} {hit.text[:60]!r}")
         return {
             "written": report.written,
             "block": run.history_block,
             "period": [hit.ref for hit in hour],
             "parts": len(parts),
             "first_turns": len(first_turns),
+            "both": [(hit.kind, hit.text) for hit in found.hits],
         }
 
 

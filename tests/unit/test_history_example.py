@@ -40,4 +40,7 @@ def test_the_example_rolls_up_resumes_queries_a_period_and_drills_down(
         "L1-00000061-00000070",
     ]
     assert (shown["parts"], shown["first_turns"]) == (10, 10)
+    both = shown["both"]
+    assert isinstance(both, list)
+    assert both[0] == ("turns", "USER: The Oslo hotel is near the harbour.")
     assert "rolled up" in capsys.readouterr().out
