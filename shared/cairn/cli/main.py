@@ -146,6 +146,11 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
     sub.add_argument("query", metavar="QUERY")
     sub.add_argument("--top-k", type=parse_top_k, default=DEFAULT_TOP_K, metavar="N")
     sub.add_argument("--namespace", help="only records under this namespace prefix")
+    sub.add_argument(
+        "--with-history",
+        action="store_true",
+        help="rank the conversation's turns and summaries beside the records (not journalled)",
+    )
     _add_json(sub)
 
     sub = _add_command(commands, "history", _body("history"), "every version of one record", scoped)

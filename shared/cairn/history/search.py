@@ -33,14 +33,18 @@ from cairn.recall.index import index_of
 from cairn.recall.index.passages import Passage, PassageIndex
 from cairn.recall.query import DEFAULT_POLICY, RecallPolicy, RecallQuery
 from cairn.recall.ranking import ranking_score
+from cairn.recall.render import CAVEAT, one_line, quote
 from cairn.recall.signals import in_periods
 from cairn.recall.temporal import Period, query_periods
 from cairn.rollout.index import messages_of
+from cairn.visible_text import neutralised
 
 # What a passage ranks with for a confidence: the middle of the scale, so a distilled record
 # of equal relevance and high confidence ranks ahead of the words it was distilled from.
 PASSAGE_CONFIDENCE = 0.5
 _SHARED = PassageIndex()
+HEADING = "## Recalled from memory and history"
+EMPTY_LINE = "(nothing recalled)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,3 +232,24 @@ def _conversation_time(
             if latest is None or event.event_timestamp > latest:
                 latest = event.event_timestamp
     return latest
+
+
+def render_hits(found: BothChannels) -> str:
+    """The hits as a block: a fixed heading and recall's caveat, then one line a hit with its
+    kind, date, trust and text (untrusted text quoted; invisible characters as markers)."""
+    lines = [HEADING, CAVEAT]
+    for hit in found.hits:
+        if hit.trust is Trust.TRUSTED:
+            shown = neutralised(one_line(hit.text))
+        else:
+            shown = quote(neutralised(hit.text, controls=False))
+        what = {"records": "record", "turns": "turn", "chunks": f"summary L{hit.level}"}[hit.kind]
+        where = f" | session {neutralised(hit.session_id)}" if hit.session_id else ""
+        period = " | in the period asked about" if hit.in_period else ""
+        lines.append(
+            f"- {what} {hit.ref}{where} | {hit.at:%Y-%m-%d %H:%M} | {hit.trust.value}{period}"
+            f" | {shown}"
+        )
+    if not found.hits:
+        lines.append(EMPTY_LINE)
+    return "\n".join(lines)
