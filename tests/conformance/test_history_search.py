@@ -91,7 +91,7 @@ def test_a_period_the_question_names_steers_toward_it_in_the_conversations_time(
     stores: Stores, clock: FixedClock
 ) -> None:
     march = say(stores, "s1", MARCH, "we planted tomatoes in the garden")
-    may = say(stores, "s2", MAY, "we planted tomatoes in the garden")
+    may = say(stores, "s2", MAY, "in the garden we planted tomatoes")
     clock.set(WALL)
 
     in_march = recall_both(
@@ -172,3 +172,26 @@ def test_a_filter_or_kind_history_cannot_honour_is_refused(
             clock=clock,
             kinds=kinds,  # type: ignore[arg-type]
         )
+
+
+def test_assistant_turns_cannot_crowd_out_the_users_and_a_repeat_is_shown_once(
+    stores: Stores, clock: FixedClock
+) -> None:
+    first = say(stores, "s1", MARCH, "the lighthouse keeper retired")
+    again = say(stores, "s1", MARCH + timedelta(minutes=1), "the lighthouse keeper retired")
+    for i in range(2, 8):
+        say(stores, "s1", MARCH + timedelta(minutes=i), f"lighthouse keeper {i}", Role.ASSISTANT)
+    found = recall_both(
+        SCOPE,
+        RecallQuery(text="lighthouse keeper", top_k=4),
+        stores=stores,
+        embedder=EMBEDDER,
+        clock=clock,
+        index=PassageIndex(),
+    )
+
+    trusted = [h for h in found.hits if h.trust is Trust.TRUSTED]
+    assert [h.text for h in trusted] == ["USER: the lighthouse keeper retired"]
+    assert trusted[0].ref in {first, again}
+    assert sum(1 for h in found.hits if h.trust is Trust.UNTRUSTED) == 2  # half of top_k
+    assert len(found.hits) == 3

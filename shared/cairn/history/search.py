@@ -10,6 +10,10 @@ this?" through one surface:
   with ``PASSAGE_CONFIDENCE`` for a confidence (a passage is what was said, not a belief
   someone confirmed) and its end for a last confirmation.
 
+The merged ranking keeps recall's crowding rule (untrusted hits take at most
+``max_untrusted_share`` of ``top_k`` while any trusted hit exists) and shows words said again
+(the same kind, the same text) once.
+
 Time is the conversation's: "last March" and "two weeks ago" are resolved against the scope's
 latest turn (not the wall clock, which may be years on), and a record dated in that period or a
 turn or chunk overlapping it has its relevance multiplied by ``1 + policy.temporal_weight``.
@@ -28,7 +32,7 @@ from cairn.history.axes import ALL_KINDS, Kind
 from cairn.history.turns import role_source, session_events
 from cairn.models import RecordVersion, Scope, Trust, derive_trust
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
-from cairn.recall.dedup import deduplicate
+from cairn.recall.dedup import deduplicate, untrusted_limit
 from cairn.recall.index import index_of
 from cairn.recall.index.passages import Passage, PassageIndex
 from cairn.recall.query import DEFAULT_POLICY, RecallPolicy, RecallQuery
@@ -134,7 +138,29 @@ def recall_both(
             )
         )
     hits.sort(key=lambda h: (-h.score, -h.relevance, h.kind, h.ref))
-    return BothChannels(tuple(hits[: query.top_k]), when, periods, searched)
+    return BothChannels(_select(hits, policy, query.top_k), when, periods, searched)
+
+
+def _select(hits: Sequence[Hit], policy: RecallPolicy, top_k: int) -> tuple[Hit, ...]:
+    """The first ``top_k`` hits, a text said again (same kind, same words) shown once, and
+    untrusted hits within recall's share (``max_untrusted_share``) while a trusted one exists."""
+    trusted = any(h.trust is Trust.TRUSTED for h in hits)
+    cap = untrusted_limit(policy, top_k) if trusted else top_k
+    kept: list[Hit] = []
+    seen: set[tuple[str, str]] = set()
+    untrusted = 0
+    for hit in hits:
+        if len(kept) >= top_k:
+            break
+        if (hit.kind, hit.text) in seen:
+            continue
+        if hit.trust is not Trust.TRUSTED:
+            if untrusted >= cap:
+                continue
+            untrusted += 1
+        seen.add((hit.kind, hit.text))
+        kept.append(hit)
+    return tuple(kept)
 
 
 def _check(query: RecallQuery, kinds: frozenset[Kind]) -> None:
