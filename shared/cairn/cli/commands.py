@@ -149,7 +149,9 @@ def recall(args: argparse.Namespace) -> int:
     """Print the rendered recall block for QUERY, then the journal id that pins it."""
     query = RecallQuery(text=args.query, namespace_prefix=args.namespace, top_k=args.top_k)
     if args.with_history:
-        return _recall_both(args, query)
+        from cairn.cli.recall_history import recall_with_history
+
+        return recall_with_history(args, query)
     with opened(args) as ctx:
         require_known_actor(ctx, args.store)
         found = recall_block(
@@ -160,35 +162,6 @@ def recall(args: argparse.Namespace) -> int:
     else:
         print(found.block)
         print(f"journal: {found.journal_id}")
-    return 0
-
-
-def _recall_both(args: argparse.Namespace, query: RecallQuery) -> int:
-    """``recall --with-history``: records, turns and chunks in one ranking (not journalled)."""
-    from cairn.history.search import recall_both, render_hits
-
-    with opened(args) as ctx:
-        require_known_actor(ctx, args.store)
-        found = recall_both(
-            ctx.scope, query, stores=ctx.stores, embedder=OnnxEmbedder(), clock=ctx.clock
-        )
-    if args.json:
-        hits = [
-            {
-                "kind": hit.kind,
-                "ref": hit.ref,
-                "session_id": hit.session_id,
-                "at": hit.at.isoformat(),
-                "score": hit.score,
-                "in_period": hit.in_period,
-                "trust": hit.trust.value,
-                "text": hit.text,
-            }
-            for hit in found.hits
-        ]
-        print(json.dumps({"now": found.now.isoformat(), "hits": hits}, ensure_ascii=False))
-    else:
-        print(render_hits(found))
     return 0
 
 

@@ -1,0 +1,38 @@
+"""``cairn recall QUERY --with-history``: records, turns and summaries in one ranking."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from cairn.cli.commands import opened, require_known_actor
+from cairn.embed.onnx import OnnxEmbedder
+from cairn.history.search import recall_both, render_hits
+from cairn.recall import RecallQuery
+
+
+def recall_with_history(args: argparse.Namespace, query: RecallQuery) -> int:
+    """``recall --with-history``: records, turns and chunks in one ranking (not journalled)."""
+    with opened(args) as ctx:
+        require_known_actor(ctx, args.store)
+        found = recall_both(
+            ctx.scope, query, stores=ctx.stores, embedder=OnnxEmbedder(), clock=ctx.clock
+        )
+    if args.json:
+        hits = [
+            {
+                "kind": hit.kind,
+                "ref": hit.ref,
+                "session_id": hit.session_id,
+                "at": hit.at.isoformat(),
+                "score": hit.score,
+                "in_period": hit.in_period,
+                "trust": hit.trust.value,
+                "text": hit.text,
+            }
+            for hit in found.hits
+        ]
+        print(json.dumps({"now": found.now.isoformat(), "hits": hits}, ensure_ascii=False))
+    else:
+        print(render_hits(found))
+    return 0
