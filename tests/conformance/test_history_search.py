@@ -195,3 +195,18 @@ def test_assistant_turns_cannot_crowd_out_the_users_and_a_repeat_is_shown_once(
     assert trusted[0].ref in {first, again}
     assert sum(1 for h in found.hits if h.trust is Trust.UNTRUSTED) == 2  # half of top_k
     assert len(found.hits) == 3
+
+
+def test_the_answer_counts_what_each_channel_searched(stores: Stores, clock: FixedClock) -> None:
+    remember(stores, "The user keeps bees")
+    remember(stores, "The user lives in Oslo")
+    say(stores, "s1", MARCH, "the bees swarmed")
+    found = recall_both(
+        SCOPE,
+        RecallQuery(text="bees"),
+        stores=stores,
+        embedder=EMBEDDER,
+        clock=clock,
+        index=PassageIndex(),
+    )
+    assert found.searched == {"records": 2, "turns": 1, "chunks": 0}

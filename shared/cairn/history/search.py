@@ -109,12 +109,12 @@ def recall_both(
     pieces = _pieces(stores, scope, kinds)
     when = now or _conversation_time(stores, scope, query.text, pieces, clock.now()) or clock.now()
     periods = tuple(query_periods(query.text, when)) if policy.temporal_weight > 0 else ()
-    hits = (
+    hits, candidates = (
         _records(scope, query, stores, embedder, policy, when, periods)
-        if ("records" in kinds)
-        else []
+        if "records" in kinds
+        else ([], 0)
     )
-    searched = {"records": len(hits)}
+    searched = {"records": candidates}
     for kind in ("turns", "chunks"):
         searched[kind] = sum(1 for p in pieces if p.kind == kind)
     passages = [p.passage for p in pieces]
@@ -183,7 +183,8 @@ def _records(
     policy: RecallPolicy,
     when: datetime,
     periods: Sequence[Period],
-) -> list[Hit]:
+) -> tuple[list[Hit], int]:
+    """Recall's records for the query, as hits, and how many live heads it searched."""
     found = index_of(stores).search(scope, query, embedder=embedder, policy=policy, now=when)
     kept = deduplicate(found.ranked, policy, limit=query.top_k, any_trusted=found.any_trusted)
     lag = timedelta(days=policy.temporal_lag_days)
@@ -204,7 +205,7 @@ def _records(
                 record=version,
             )
         )
-    return hits
+    return hits, found.candidates
 
 
 def _pieces(stores: Stores, scope: Scope, kinds: frozenset[Kind]) -> list[_Piece]:
