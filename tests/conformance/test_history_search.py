@@ -20,7 +20,7 @@ from cairn.ports import Stores
 from cairn.recall.index.passages import PassageIndex
 from cairn.recall.query import RecallQuery
 from cairn.testing import HashingEmbedder
-from tests.conformance.samples import FACTS, SCOPE, USER
+from tests.conformance.samples import FACTS, OTHER_ACTOR, SCOPE, USER
 
 EMBEDDER = HashingEmbedder()
 MARCH = datetime(2023, 3, 14, 18, 0, tzinfo=UTC)
@@ -210,3 +210,27 @@ def test_the_answer_counts_what_each_channel_searched(stores: Stores, clock: Fix
         index=PassageIndex(),
     )
     assert found.searched == {"records": 2, "turns": 1, "chunks": 0}
+
+
+def test_another_actors_turns_records_and_chunks_are_never_recalled(
+    stores: Stores, clock: FixedClock
+) -> None:
+    assert stores.chunks is not None
+    for i in range(10):
+        stores.events.append(
+            OTHER_ACTOR,
+            EventInput(
+                session_id="s1",
+                event_timestamp=MARCH + timedelta(minutes=i),
+                payload=(Conversational(role=Role.USER, text=f"my secret saffron recipe {i}"),),
+            ),
+        )
+    theirs = turns_after(stores.events, OTHER_ACTOR, "s1", None)
+    stores.chunks.put(
+        OTHER_ACTOR, level_one_chunk(OTHER_ACTOR, theirs, "topics: saffron recipe", MARCH)
+    )
+    record = NewRecord(namespace="/facts/a2/", content="Saffron recipe is secret", sources=(USER,))
+    stores.records.apply(OTHER_ACTOR, [Create(record=record)])
+    mine = say(stores, "s1", MARCH, "I bought saffron")
+
+    assert ask(stores, "saffron recipe", clock) == [("turns", mine)]
