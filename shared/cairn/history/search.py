@@ -23,6 +23,7 @@ erased session is absent from the next answer, because each call lists what the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -30,7 +31,7 @@ from datetime import datetime, timedelta
 from cairn.errors import InvalidInputError
 from cairn.history.axes import ALL_KINDS, Kind
 from cairn.history.turns import role_source, session_events
-from cairn.models import RecordVersion, Scope, Trust, derive_trust
+from cairn.models import RecordVersion, Role, Scope, Trust, derive_trust
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
 from cairn.recall.dedup import deduplicate, untrusted_limit
 from cairn.recall.index import index_of
@@ -218,10 +219,10 @@ def _pieces(stores: Stores, scope: Scope, kinds: frozenset[Kind]) -> list[_Piece
                 if event.branch is not None or not messages:
                     continue
                 text = "\n".join(f"{m.role.value}: {m.text}" for m in messages)
-                sources = tuple(role_source(m.role, session_id) for m in messages)
+                trust = _trust_of(frozenset(m.role for m in messages))
                 at = event.event_timestamp
                 passage = Passage(event.event_id, at, at, text)
-                pieces.append(_Piece("turns", session_id, derive_trust(sources), 0, passage))
+                pieces.append(_Piece("turns", session_id, trust, 0, passage))
     if "chunks" in kinds and stores.chunks is not None:
         for session_id in sorted(set(sessions) | set(stores.chunks.chunk_sessions(scope))):
             for chunk in stores.chunks.list_chunks(scope, session_id):
@@ -230,6 +231,12 @@ def _pieces(stores: Stores, scope: Scope, kinds: frozenset[Kind]) -> list[_Piece
                 )
                 pieces.append(_Piece("chunks", session_id, chunk.trust, chunk.level, passage))
     return pieces
+
+
+@functools.cache
+def _trust_of(roles: frozenset[Role]) -> Trust:
+    """A turn's trust from who spoke in it (it depends on the kinds of speaker alone)."""
+    return derive_trust(tuple(role_source(role, "session") for role in sorted(roles)))
 
 
 def _sessions(stores: Stores, scope: Scope) -> list[str]:
