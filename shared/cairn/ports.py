@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from cairn.changes import Change
 from cairn.chunks import Chunk
+from cairn.errors import InvalidInputError
 from cairn.jobs import JobName, JobRun, JobSwitches
 from cairn.memories import MemoryConfig
 from cairn.model_request import ModelRequest, ModelResponse
@@ -56,6 +57,18 @@ FloatMatrix = npt.NDArray[np.float32]
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
+APPEND_KEY_KEPT_FOR = timedelta(hours=24)
+"""How long a store remembers an append's idempotency key, at least (the API's token window)."""
+MAX_APPEND_KEY = 128
+
+
+def check_append_key(key: str | None) -> None:
+    """Refuse an idempotency key that is empty or longer than ``MAX_APPEND_KEY`` characters."""
+    if key is not None and not 0 < len(key) <= MAX_APPEND_KEY:
+        raise InvalidInputError(
+            f"an append's idempotency key must be 1-{MAX_APPEND_KEY} characters (a digest of "
+            "the request's client token); nothing was stored"
+        )
 
 
 class Clock(Protocol):
@@ -164,8 +177,13 @@ class RecordStore(Protocol):
 
 
 class EventStore(Protocol):
-    def append(self, scope: Scope, event: EventInput) -> Event:
-        """Store one immutable event and return it with its id."""
+    def append(
+        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+    ) -> Event:
+        """Store one immutable event and return it with its id. Under an ``idempotency_key``
+        the scope stored an event with (within ``APPEND_KEY_KEPT_FOR``), store nothing and
+        return that event (``EventNotFoundError`` if it was deleted since): a caller that
+        cannot tell whether its append landed appends again and never doubles it."""
         ...
 
     def get_event(self, scope: Scope, session_id: str, event_id: str) -> Event: ...
@@ -338,11 +356,17 @@ class RolloutStore(Protocol):
     """
 
     def append_counted(
-        self, scope: Scope, event: EventInput, *, policy: TriggerPolicy | None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        policy: TriggerPolicy | None,
+        idempotency_key: str | None = None,
     ) -> Appended:
         """Append ``event`` (as ``EventStore.append``) and, in the same transaction, count it
         toward its session's triggers (``count_append``); a fired trigger's rollout is claimed
-        and returned. With no ``policy`` the event is appended and not counted."""
+        and returned. With no ``policy`` the event is appended and not counted. A repeat under
+        an ``idempotency_key`` returns the stored event, counts nothing and claims nothing."""
         ...
 
     def events_for(

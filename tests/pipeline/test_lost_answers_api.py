@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from botocore.exceptions import ReadTimeoutError
+from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
 from tests.pipeline.aws import Deployment
 from tests.pipeline.test_api_lambda import ACTOR, ENCODED_ACTOR, T0, api_lambda, create_memory
@@ -75,3 +75,52 @@ def test_a_create_event_whose_answer_is_lost_is_one_event_however_often_it_is_re
     assert again["event"] == first["event"]
     listed = api_lambda("POST", f"/memories/{memory_id}/actor/{ENCODED_ACTOR}/sessions/s1", {})
     assert [e["eventId"] for e in listed["events"]] == [first["event"]["eventId"]]
+
+
+class Outage:
+    """Once armed, the next append commits and its answer is lost, and from then on every
+    GetItem fails to connect while ``down``: the store's resends and read-backs all fail
+    (botocore's own retries included) and the API answers an error."""
+
+    def __init__(self, session: Any) -> None:
+        self.armed = False
+        self.down = False
+        self.refused = 0
+        session.events.register("after-call.dynamodb.TransactWriteItems", self._lose)
+        session.events.register("before-call.dynamodb.GetItem", self._refuse)
+
+    def _lose(self, **_: Any) -> None:
+        if self.armed:
+            self.armed, self.down = False, True
+            raise ReadTimeoutError(endpoint_url="https://dynamodb")
+
+    def _refuse(self, **_: Any) -> None:
+        if self.down:
+            self.refused += 1
+            raise EndpointConnectionError(endpoint_url="https://dynamodb")
+
+
+@pytest.fixture
+def outage(session: Any, deployment: Deployment) -> Outage:
+    return Outage(session)
+
+
+def test_a_create_event_that_landed_unseen_in_an_outage_is_one_event_after_its_retry(
+    outage: Outage, api_lambda: Any
+) -> None:
+    """Was: the first request failed, the claim was released, the retry stored a second
+    event (issue 14)."""
+    memory_id = create_memory(api_lambda, "outage")
+    outage.armed = True
+
+    first = api_lambda("POST", f"/memories/{memory_id}/events", body("token-1"))
+    outage.down = False  # DynamoDB is back
+    retried = {**body("token-1"), "eventTimestamp": T0 + 30}  # the SDK re-stamps the time
+    again = api_lambda("POST", f"/memories/{memory_id}/events", retried)
+
+    assert outage.refused >= 3  # every read-back of the first append failed
+    assert first["_status"] >= 500 or first["_status"] == 429, first
+    assert again["_status"] == 201, again
+    listed = api_lambda("POST", f"/memories/{memory_id}/actor/{ENCODED_ACTOR}/sessions/s1", {})
+    assert [e["eventId"] for e in listed["events"]] == [again["event"]["eventId"]]
+    assert listed["events"][0]["eventTimestamp"] == again["event"]["eventTimestamp"]

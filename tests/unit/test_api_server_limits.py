@@ -39,12 +39,14 @@ class GatedEvents:
         self.waiting = 0
         self.changed = threading.Condition()
 
-    def append(self, scope: Scope, event: EventInput) -> Event:
+    def append(
+        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+    ) -> Event:
         with self.changed:
             self.waiting += 1
             self.changed.notify_all()
         self.open.wait(ANSWER_WITHIN)
-        return self.inner.append(scope, event)
+        return self.inner.append(scope, event, idempotency_key=idempotency_key)
 
     def wait_for(self, count: int) -> None:
         with self.changed:

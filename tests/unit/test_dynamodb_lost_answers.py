@@ -9,17 +9,22 @@ succeeded, not "nothing was written, retry" (issue 14, item 1).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 from moto import mock_aws
 
 from cairn.changes import Create, FoldIn, NewRecord
 from cairn.clock import FixedClock
-from cairn.errors import StoreTimeoutError
+from cairn.errors import StoreTimeoutError, StoreUnavailableError
 from cairn.models import Conversational, EventInput, Role, Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.rollout.index import TriggerPolicy
@@ -157,3 +162,80 @@ def test_a_write_that_never_commits_is_still_reported_unwritten(
         stores.events.append(SCOPE, turn("I live in Porto."))
 
     assert event_items(client) == []
+
+
+class Outage:
+    """Every GetItem and TransactWriteItems fails to connect while ``down`` (a DynamoDB outage
+    that outlasts the store's resends and read-backs)."""
+
+    def __init__(self, client: Any) -> None:
+        self.down = False
+        self.refused = 0
+        for operation in ("GetItem", "TransactWriteItems"):
+            client.meta.events.register(f"before-call.dynamodb.{operation}", self._hook)
+
+    def _hook(self, **_: Any) -> None:
+        if self.down:
+            self.refused += 1
+            raise EndpointConnectionError(endpoint_url="https://dynamodb")
+
+    def lose_the_next_answer(self, client: Any) -> None:
+        """The next TransactWriteItems commits on moto, its answer is lost, and the outage
+        begins."""
+        fired: list[int] = []
+
+        def hook(**_: Any) -> None:
+            if not fired:
+                fired.append(1)
+                self.down = True
+                raise ReadTimeoutError(endpoint_url="https://dynamodb")
+
+        client.meta.events.register("after-call.dynamodb.TransactWriteItems", hook)
+
+
+def test_an_append_that_landed_unseen_in_an_outage_is_not_stored_again_by_its_retry(
+    client: Any, stores: Stores
+) -> None:
+    """The append commits, its answer is lost, and every resend and read-back fails: the
+    caller hears "unavailable" and appends again once DynamoDB is back (issue 14)."""
+    outage = Outage(client)
+
+    outage.lose_the_next_answer(client)
+    key = "a1" * 32
+
+    with pytest.raises(StoreUnavailableError):
+        stores.events.append(SCOPE, turn("I live in Porto."), idempotency_key=key)
+    outage.down = False
+    retried = EventInput(
+        session_id="s1",
+        event_timestamp=AT + timedelta(seconds=30),  # the retry re-stamps the time
+        payload=(Conversational(role=Role.USER, text="I live in Porto."),),
+    )
+    again = stores.events.append(SCOPE, retried, idempotency_key=key)
+
+    assert outage.refused >= 3  # every read-back of the first append failed
+    assert len(event_items(client)) == 1
+    assert again.event_timestamp == AT  # the first append's event, as it landed
+    assert [e.event_id for e in stores.events.list_events(SCOPE, "s1").items] == [again.event_id]
+
+
+def test_a_counted_append_that_landed_unseen_in_an_outage_is_counted_once(
+    client: Any, stores: Stores
+) -> None:
+    outage = Outage(client)
+    policy = TriggerPolicy(strategy_ids=("facts",), message_count=1)
+
+    outage.lose_the_next_answer(client)
+    key = "b2" * 32
+
+    with pytest.raises(StoreUnavailableError):
+        stores.rollouts.append_counted(SCOPE, turn("Hi."), policy=policy, idempotency_key=key)
+    outage.down = False
+    again = stores.rollouts.append_counted(SCOPE, turn("Hi."), policy=policy, idempotency_key=key)
+
+    assert again.claim is None  # the first append's claim fired already
+    assert len(event_items(client)) == 1
+    assert len(stores.rollouts.list_pending(SCOPE)) == 1
+    counters = stores.rollouts.counters(SCOPE, "s1")
+    assert counters is not None
+    assert counters.version == 1

@@ -282,7 +282,19 @@ def test_erasing_an_actors_events_reads_each_session_once(world: World) -> None:
     sent = world.log.during(lambda: events.erase_scope(SCOPE))
 
     per_session = ["Query", "BatchWriteItem", "DeleteItem"]
-    assert sent == ["GetItem", "Query", *per_session, *per_session, "DeleteItem"]
+    keys = ["Query"]  # the actor's append keys (none here: nothing to delete)
+    assert sent == ["GetItem", "Query", *per_session, *per_session, *keys, "DeleteItem"]
+
+
+def test_a_keyed_append_is_one_transaction_and_its_repeat_reads_two_items(world: World) -> None:
+    events = world.stores.events
+    key = "c3" * 32
+
+    first = world.log.during(lambda: events.append(SCOPE, turn("hi"), idempotency_key=key))
+    again = world.log.during(lambda: events.append(SCOPE, turn("hi"), idempotency_key=key))
+
+    assert first == ["TransactWriteItems"]
+    assert again == ["TransactWriteItems", "GetItem", "GetItem"]  # cancelled; guard; event
 
 
 def test_journal_put_and_get_are_one_request_each(world: World) -> None:

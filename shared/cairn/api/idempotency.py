@@ -62,6 +62,21 @@ def fingerprint(params: dict[str, Any], not_identifying: frozenset[str] = frozen
     return _digest(json.dumps(material, sort_keys=True, separators=(",", ":"), default=str))
 
 
+def append_key(
+    scope: str, operation: str, params: dict[str, Any], not_identifying: frozenset[str]
+) -> str | None:
+    """The idempotency key an append made by this request passes to the store: the same for
+    every retry of the request, whatever became of its claim; ``None`` without a token.
+
+    The claim alone cannot stop a retry from appending again when an outage hid whether the
+    first append landed (the claim is released on the error, issue 14); the store can, by
+    refusing a second event under this key (``EventStore.append``)."""
+    token = params.get(TOKEN)
+    if token is None:
+        return None
+    return _digest(claim_key(scope, operation, str(token)), fingerprint(params, not_identifying))
+
+
 def run_once(
     ctx: ApiContext,
     *,

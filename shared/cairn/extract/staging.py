@@ -88,10 +88,20 @@ class RolloutPipeline:
     notifier: Notifier
     clock: Clock
 
-    def append(self, scope: Scope, event: EventInput, policy: TriggerPolicy | None) -> Appended:
+    def append(
+        self,
+        scope: Scope,
+        event: EventInput,
+        policy: TriggerPolicy | None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Appended:
         """Append and count ``event``; release the rollout it claimed, if any. The event is
-        acknowledged once this returns, even if releasing failed (the sweep retries that)."""
-        appended = self.rollouts.append_counted(scope, event, policy=policy)
+        acknowledged once this returns, even if releasing failed (the sweep retries that).
+        A repeat under ``idempotency_key`` returns the first event (``append_counted``)."""
+        appended = self.rollouts.append_counted(
+            scope, event, policy=policy, idempotency_key=idempotency_key
+        )
         if appended.claim is not None:
             self.release_quietly(appended.claim)
         return appended

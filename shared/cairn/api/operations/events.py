@@ -19,7 +19,7 @@ from cairn.api.codec import event_input_from_wire, event_to_wire
 from cairn.api.context import ApiContext
 from cairn.api.errors import ApiError
 from cairn.api.filters import check_filters, matches
-from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
+from cairn.api.idempotency import Outcome, append_key, as_stored, replay_stored, run_once
 from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of
 from cairn.api.operations.placement import caller_scope
 from cairn.errors import EventNotFoundError
@@ -37,15 +37,24 @@ RESTAMPED_ON_RETRY = frozenset({"eventTimestamp"})
 
 
 def append_event(
-    ctx: ApiContext, memory: MemoryConfig, scope: Scope, event: EventInput, params: dict[str, Any]
+    ctx: ApiContext,
+    memory: MemoryConfig,
+    scope: Scope,
+    event: EventInput,
+    params: dict[str, Any],
+    *,
+    operation: str,
+    not_identifying: frozenset[str] = frozenset(),
 ) -> Event:
     """Store ``event``, counted toward the memory's triggers when the context runs extraction
-    (and the caller did not ask to skip it)."""
+    (and the caller did not ask to skip it). A retry of the same request (same ``clientToken``)
+    gets the event the first one stored, even if nobody could tell whether that one landed."""
+    key = append_key(memory.memory_id, operation, params, not_identifying)
     if ctx.extraction is None:
-        return ctx.events.append(scope, event)
+        return ctx.events.append(scope, event, idempotency_key=key)
     skipped = params.get("extractionMode") == SKIP_EXTRACTION
     policy = None if skipped else policy_for(memory, ctx.settings.built_in_triggers)
-    return ctx.extraction.append(scope, event, policy).event
+    return ctx.extraction.append(scope, event, policy, idempotency_key=key).event
 
 
 def _append_once(
@@ -56,7 +65,15 @@ def _append_once(
     event: EventInput,
 ) -> dict[str, Any]:
     def execute() -> Outcome:
-        stored = append_event(ctx, memory, scope, event, params)
+        stored = append_event(
+            ctx,
+            memory,
+            scope,
+            event,
+            params,
+            operation="CreateEvent",
+            not_identifying=RESTAMPED_ON_RETRY,
+        )
         return Outcome(
             response={"event": event_to_wire(stored)},
             # The event itself carries content: the claim keeps where it is, not what it says.
@@ -117,7 +134,7 @@ def ingest_data(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     event = event_input_from_wire(body, session_id=session_id, timestamp_key="contentTimestamp")
 
     def execute() -> Outcome:
-        append_event(ctx, memory, scope, event, params)
+        append_event(ctx, memory, scope, event, params, operation="IngestData")
         return as_stored({"sessionId": session_id})
 
     return run_once(

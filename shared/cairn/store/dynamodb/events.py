@@ -5,6 +5,9 @@ it and counting it are one transaction: the session summary (``S#<scope>``, sort
 id, ``n`` events, ``c`` first creation time) and the actor summary (``A#<memory>``, sort key =
 actor id, ``n`` events) move with it, so sessions and actors are listed by one Query each and a
 crash never leaves a count that disagrees with the events.
+
+Longer than 300 lines because the two stores share their Query helpers (the bottom of the
+module), and the append keeps its idempotency key's guard beside the transaction it joins.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from cairn.errors import ConflictError, EventNotFoundError, InvalidCursorError, 
 from cairn.ids import new_event_id
 from cairn.models import Event, EventInput, JournalEntry, Page, Scope, SessionSummary
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_key
+from cairn.store.dynamodb.append_keys import forget_scope, guard_puts, stored_under
 from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
@@ -63,8 +67,12 @@ class DynamoDBEventStore:
         self._chunks = chunks
         self._summaries = SessionSummaries(db, table)
 
-    def append(self, scope: Scope, event: EventInput) -> Event:
-        """Store one immutable event and count it: one TransactWriteItems."""
+    def append(
+        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+    ) -> Event:
+        """Store one immutable event and count it: one TransactWriteItems (with the key's
+        guard, ``append_keys``; a repeat fails it and answers with the first event)."""
+        check_append_key(idempotency_key)
         stored = Event(
             **{name: getattr(event, name) for name in EventInput.model_fields},
             memory_id=scope.memory_id,
@@ -81,7 +89,14 @@ class DynamoDBEventStore:
             "ConditionExpression": "attribute_not_exists(pk)",
         }
         counted = self._summaries.count_updates(scope, stored.session_id, +1, text(item, "ca"))
-        self._db.transact([{"Put": put}, *counted])
+        guard = guard_puts(self._table, scope, idempotency_key, item, stored.created_at)
+        try:
+            self._db.transact([{"Put": put}, *counted, *guard])
+        except ConflictError:
+            known = stored_under(self._db, self._table, scope, idempotency_key, stored.created_at)
+            if known is None:
+                raise
+            return known
         return stored
 
     def get_event(self, scope: Scope, session_id: str, event_id: str) -> Event:
@@ -219,6 +234,7 @@ class DynamoDBEventStore:
             session_key = key(sessions_pk(scope), session_id)
             self._summaries.forget(session_key, seen=number(row, "n"), deleted=len(keys))
             deleted += len(keys)
+        forget_scope(self._db, self._table, scope)
         self._summaries.forget(actor_key, seen=actor_seen, deleted=deleted)
         return deleted
 

@@ -31,7 +31,7 @@ from cairn.errors import ConflictError, RolloutNotFoundError, StoreUnavailableEr
 from cairn.ids import new_event_id
 from cairn.models import Event, EventInput, Scope
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_key
 from cairn.rollout.consumption import check_staged_evidence
 from cairn.rollout.index import (
     EVIDENCE_ID_PREFIX,
@@ -46,6 +46,7 @@ from cairn.rollout.index import (
     claim_idle_session,
     count_append,
 )
+from cairn.store.dynamodb.append_keys import guard_puts, stored_under
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
     Item,
@@ -131,9 +132,16 @@ class DynamoDBRolloutStore:
         self._due = DueIndex(db, items)
 
     def append_counted(
-        self, scope: Scope, event: EventInput, *, policy: TriggerPolicy | None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        policy: TriggerPolicy | None,
+        idempotency_key: str | None = None,
     ) -> Appended:
-        """Append and count in one TransactWriteItems, re-planned while writers contend."""
+        """Append and count in one TransactWriteItems, re-planned while writers contend (a
+        repeat under its key fails it on the key's guard and answers the first event)."""
+        check_append_key(idempotency_key)
         stored = _fresh_event(scope, event, self._clock.now())
         item = event_item(scope, stored)
         check_item_size(item, "the event", "split its payload across several events")
@@ -146,6 +154,7 @@ class DynamoDBRolloutStore:
             {"Put": put},
             *self._summaries.count_updates(scope, stored.session_id, +1, text(item, "ca")),
         ]
+        base += guard_puts(self._events, scope, idempotency_key, item, stored.created_at)
         for attempt in range(_ATTEMPTS):
             _back_off(attempt)
             current = self.counters(scope, stored.session_id) if policy is not None else None
@@ -162,6 +171,12 @@ class DynamoDBRolloutStore:
             try:
                 self._db.transact(writes)
             except (ConflictError, StoreUnavailableError) as exc:
+                if isinstance(exc, ConflictError) and (
+                    known := stored_under(
+                        self._db, self._events, scope, idempotency_key, stored.created_at
+                    )
+                ):
+                    return Appended(event=known)
                 if not exc.retryable:
                     raise
                 continue

@@ -42,7 +42,7 @@ from cairn.models import (
     namespace_matches,
 )
 from cairn.paging import check_limit, event_sort_key, page_after
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, Stores
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, Stores, check_append_key
 from cairn.rollout.consumption import plan_consumption
 from cairn.store.memory.api_state import (
     ApiState,
@@ -50,6 +50,7 @@ from cairn.store.memory.api_state import (
     InMemoryMemoryConfigStore,
     InMemoryRecordDirectory,
 )
+from cairn.store.memory.append_keys import AppendKeys
 from cairn.store.memory.chunks import InMemoryChunkStore, chunk_rows
 from cairn.store.memory.jobs import InMemoryJobLog
 from cairn.store.memory.rollouts import InMemoryRolloutStore, RolloutRows
@@ -67,6 +68,7 @@ class InMemoryBackend:
         self.versions: dict[Scope, dict[str, list[RecordVersion]]] = defaultdict(dict)
         self.vectors: dict[Scope, dict[VectorKey, npt.NDArray[np.float32]]] = defaultdict(dict)
         self.events: dict[Scope, dict[str, dict[str, Event]]] = defaultdict(dict)
+        self.append_keys = AppendKeys(self.events, self.clock)
         self.journal: dict[Scope, dict[str, JournalEntry]] = defaultdict(dict)
         self.api_state = ApiState(lock=self.lock)
         self.rollout_rows = RolloutRows()
@@ -98,7 +100,11 @@ class InMemoryBackend:
             idempotency=InMemoryIdempotencyStore(self.api_state),
             directory=InMemoryRecordDirectory(self.api_state),
             rollouts=InMemoryRolloutStore(
-                self.lock, InMemoryEventStore(self), self.events, self.rollout_rows
+                self.lock,
+                InMemoryEventStore(self),
+                self.events,
+                self.rollout_rows,
+                keys=self.append_keys,
             ),
             chunks=self.chunk_store,
             jobs=self.job_log,
@@ -260,9 +266,15 @@ class InMemoryEventStore:
     def __init__(self, backend: InMemoryBackend) -> None:
         self._b = backend
 
-    def append(self, scope: Scope, event: EventInput) -> Event:
+    def append(
+        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+    ) -> Event:
+        check_append_key(idempotency_key)
         with self._b.lock:
             now = self._b.clock.now()
+            known = self._b.append_keys.stored(scope, idempotency_key)
+            if known is not None:
+                return known
             stored = Event(
                 **{name: getattr(event, name) for name in EventInput.model_fields},
                 memory_id=scope.memory_id,
@@ -272,6 +284,7 @@ class InMemoryEventStore:
             )
             session = self._b.events[scope].setdefault(event.session_id, {})
             session[stored.event_id] = stored
+            self._b.append_keys.remember(scope, idempotency_key, stored)
             return stored
 
     def get_event(self, scope: Scope, session_id: str, event_id: str) -> Event:
@@ -342,6 +355,7 @@ class InMemoryEventStore:
     def erase_scope(self, scope: Scope) -> int:
         with self._b.lock:
             sessions = self._b.events.pop(scope, {})
+            self._b.append_keys.forget_scope(scope)
         return sum(len(events) for events in sessions.values())
 
 

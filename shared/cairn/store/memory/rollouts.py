@@ -14,7 +14,7 @@ from datetime import datetime
 from cairn.errors import RolloutNotFoundError
 from cairn.models import Event, EventInput, Scope
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, EventStore
+from cairn.ports import DEFAULT_PAGE_SIZE, EventStore, check_append_key
 from cairn.rollout.consumption import check_staged_evidence
 from cairn.rollout.index import (
     Appended,
@@ -29,6 +29,7 @@ from cairn.rollout.index import (
     count_append,
     due_at,
 )
+from cairn.store.memory.append_keys import AppendKeys
 
 SessionKey = tuple[Scope, str]
 EventRows = dict[Scope, dict[str, dict[str, Event]]]
@@ -49,17 +50,29 @@ class InMemoryRolloutStore:
         events: EventStore,
         event_rows: EventRows,
         rows: RolloutRows,
+        *,
+        keys: AppendKeys,
     ) -> None:
+        self._keys = keys
         self._lock = lock
         self._events = events
         self._event_rows = event_rows
         self._rows = rows
 
     def append_counted(
-        self, scope: Scope, event: EventInput, *, policy: TriggerPolicy | None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        policy: TriggerPolicy | None,
+        idempotency_key: str | None = None,
     ) -> Appended:
+        check_append_key(idempotency_key)
         with self._lock:  # re-entrant: the append below takes it too
-            stored = self._events.append(scope, event)
+            known = self._keys.stored(scope, idempotency_key)
+            if known is not None:
+                return Appended(event=known)
+            stored = self._events.append(scope, event, idempotency_key=idempotency_key)
             if policy is None:
                 return Appended(event=stored)
             key = (scope, stored.session_id)

@@ -11,7 +11,8 @@ from cairn.errors import EventNotFoundError, InvalidCursorError, JournalNotFound
 from cairn.ids import new_event_id
 from cairn.models import Event, EventInput, JournalEntry, Page, Scope, SessionSummary
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_key
+from cairn.store.sqlite import append_keys
 from cairn.store.sqlite.chunks import forget_turn_in
 from cairn.store.sqlite.codec import decode_time, encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
@@ -70,10 +71,20 @@ class SQLiteEventStore:
         self._db = db
         self._clock = clock
 
-    def append(self, scope: Scope, event: EventInput) -> Event:
-        """Store one immutable event and return it with its id."""
+    def append(
+        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+    ) -> Event:
+        """Store one immutable event and return it with its id (a repeat under its key:
+        the first one)."""
+        check_append_key(idempotency_key)
+        now = self._clock.now()
         with self._db.transaction(write=True) as conn:
-            return insert_event(conn, scope, event, self._clock.now())
+            known = append_keys.stored_under(conn, scope, idempotency_key, now)
+            if known is not None:
+                return known
+            stored = insert_event(conn, scope, event, now)
+            append_keys.remember(conn, scope, idempotency_key, stored)
+            return stored
 
     def get_event(self, scope: Scope, session_id: str, event_id: str) -> Event:
         """The event; ``EventNotFoundError`` if it is not in this scope and session."""
@@ -184,6 +195,7 @@ class SQLiteEventStore:
                 "DELETE FROM events WHERE memory_id = ? AND actor_id = ?",
                 (scope.memory_id, scope.actor_id),
             ).rowcount
+            append_keys.forget_scope(conn, scope)
         self._db.checkpoint()
         return int(deleted)
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from cairn.errors import RolloutNotFoundError
 from cairn.models import Event, EventInput, Scope
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_key
 from cairn.rollout.consumption import check_staged_evidence
 from cairn.rollout.index import (
     EVIDENCE_ID_PREFIX,
@@ -30,6 +30,7 @@ from cairn.rollout.index import (
     count_append,
     due_at,
 )
+from cairn.store.sqlite import append_keys
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import insert_event
@@ -94,11 +95,22 @@ class SQLiteRolloutStore:
         self._clock = clock
 
     def append_counted(
-        self, scope: Scope, event: EventInput, *, policy: TriggerPolicy | None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        policy: TriggerPolicy | None,
+        idempotency_key: str | None = None,
     ) -> Appended:
         """Append and count in one write transaction; a fired trigger's claim is returned."""
+        check_append_key(idempotency_key)
+        now = self._clock.now()
         with self._db.transaction(write=True) as conn:
-            stored = insert_event(conn, scope, event, self._clock.now())
+            known = append_keys.stored_under(conn, scope, idempotency_key, now)
+            if known is not None:
+                return Appended(event=known)
+            stored = insert_event(conn, scope, event, now)
+            append_keys.remember(conn, scope, idempotency_key, stored)
             if policy is None:
                 return Appended(event=stored)
             found = conn.execute(_COUNTERS, (*_scope(scope), stored.session_id)).fetchone()
