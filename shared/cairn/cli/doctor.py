@@ -3,8 +3,10 @@
 It opens the store read-only (safe beside a running ``cairn serve``) and prints one line per
 check: SQLite's integrity check, the rollouts not consumed yet by state, those stuck past twice
 the sweep's thresholds, failed ones with their reasons, sessions with counted messages not yet
-released, and the staging folder's files. Exit status 0 when healthy, 1 when something needs an
-operator (docs/operations.md says what to do). Nothing printed carries memory content.
+released, whether the recall index derived from the records agrees with them (and how many live
+heads still wait for a vector), and the staging folder's files. Exit status 0 when healthy, 1
+when something needs an operator (docs/operations.md says what to do). Nothing printed carries
+memory content.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from cairn.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from cairn.store.sqlite.health import StoreHealth
+    from cairn.store.sqlite.index_health import IndexHealth
 
 HEALTHY, NEEDS_AN_OPERATOR = 0, 1
 
@@ -59,10 +62,32 @@ def report(path: Path, health: StoreHealth) -> list[str]:
         )
     for rollout in health.failed:
         lines.append(f"failed     {rollout.rollout_id}: {rollout.failure or 'no reason recorded'}")
+    lines.extend(index_lines(health.index))
     from cairn.local.system import staging_dir
 
     staged = [p for p in staging_dir(path).rglob("*") if p.is_file()]
     temporary = sum(p.name.endswith(".tmp") for p in staged)
     lines.append(f"staging    {len(staged) - temporary} payloads, {temporary} temporary files")
     lines.append("healthy" if health.healthy else "needs an operator: see docs/operations.md")
+    return lines
+
+
+def index_lines(index: IndexHealth) -> list[str]:
+    """The recall index's lines: current or not, and the live heads still without a vector."""
+    where = f"{index.scopes} scopes, {index.live_heads} live heads"
+    if index.current:
+        lines = [f"index      {where}: current (every head agrees with its version and reads)"]
+    else:
+        lines = [f"index      {where}: NOT current, restore the last backup"]
+    if index.mismatched_count:
+        named = ", ".join(index.mismatched)
+        lines.append(
+            f"index      {index.mismatched_count} heads disagree with their version: {named}"
+        )
+    lines.extend(f"index      cannot read the rows of {scope}" for scope in index.unreadable)
+    if index.live_heads:
+        lines.append(
+            f"vectors    {index.live_heads - index.without_vector} of {index.live_heads} live "
+            f"heads embedded; {index.without_vector} scored by keywords until re-embedded"
+        )
     return lines

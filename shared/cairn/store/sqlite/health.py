@@ -12,18 +12,21 @@ from datetime import datetime
 from pathlib import Path
 
 from cairn.rollout.index import REDELIVER_AFTER, STALL_AFTER, Rollout, RolloutState
+from cairn.store.sqlite.index_health import IndexHealth, check_index
 
 
 @dataclass(frozen=True)
 class StoreHealth:
     """``integrity`` is ``"ok"`` or SQLite's first complaint; ``unfinished`` the rollouts not
     consumed yet; ``stuck`` those past the age at which the sweep should have moved them;
-    ``sessions_pending`` the sessions holding counted messages not yet in a rollout."""
+    ``sessions_pending`` the sessions holding counted messages not yet in a rollout;
+    ``index`` whether the recall index derived from the records agrees with them."""
 
     integrity: str
     unfinished: tuple[Rollout, ...] = ()
     stuck: tuple[Rollout, ...] = field(default=())
     sessions_pending: int = 0
+    index: IndexHealth = field(default_factory=IndexHealth)
 
     @property
     def failed(self) -> tuple[Rollout, ...]:
@@ -31,7 +34,7 @@ class StoreHealth:
 
     @property
     def healthy(self) -> bool:
-        return self.integrity == "ok" and not self.stuck and not self.failed
+        return self.integrity == "ok" and not self.stuck and not self.failed and self.index.current
 
 
 def check_store(path: Path, now: datetime) -> StoreHealth:
@@ -52,13 +55,18 @@ def check_store(path: Path, now: datetime) -> StoreHealth:
         (pending,) = conn.execute(
             "SELECT count(*) FROM session_counters WHERE json_array_length(data, '$.pending') > 0"
         ).fetchone()
+        index = check_index(conn)
     except sqlite3.DatabaseError as exc:
         return StoreHealth(integrity=f"not a readable cairn store ({exc})")
     finally:
         conn.close()
     stuck = tuple(r for r in unfinished if _stuck(r, now))
     return StoreHealth(
-        integrity=integrity, unfinished=unfinished, stuck=stuck, sessions_pending=int(pending)
+        integrity=integrity,
+        unfinished=unfinished,
+        stuck=stuck,
+        sessions_pending=int(pending),
+        index=index,
     )
 
 
