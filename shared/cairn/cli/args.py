@@ -29,6 +29,7 @@ SOURCE_KINDS = ("user", "model", "tool", "import", "system")  # cairn.models.Sou
 DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
 # Commands that serve every actor and memory of a store: they need only --store.
 STORE_COMMANDS = frozenset({"serve", "jobs", "doctor"})  # the whole store, no actor
+AWS_COMMANDS = frozenset({"dlq"})  # the deployed stack: no store, no actor
 # Commands that work on a whole store or memory, or on one actor when --actor is given.
 ACTOR_OPTIONAL = frozenset({"ls", "stats", "export"})
 
@@ -103,6 +104,8 @@ def resolve_locations(args: argparse.Namespace, environ: Mapping[str, str]) -> a
     ``UsageError`` when no actor is given either way."""
     if args.command in DEMO_COMMANDS:
         args.store = args.store or default_demo_store()
+        return args
+    if args.command in AWS_COMMANDS:
         return args
     config = load_config(environ)
     if args.command in STORE_COMMANDS:
