@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEMO_EXTRAS ?= onnx
 EXTRAS ?= dev,onnx
 
-.PHONY: demo install test soak check stack-check lint format typecheck bench bench-quick clean test-sdk
+.PHONY: demo install test soak fault-matrix check stack-check lint format typecheck bench bench-quick clean test-sdk
 
 $(DEMO_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ test: $(STAMP)
 # The real-process tests at five times their `make test` size (docs/reliability.md).
 soak: $(STAMP)
 	CAIRN_SOAK_SCALE=5 $(PY) -m pytest -q tests/processes
+
+# Run the marked fault tests and write the fault matrix into docs/reliability.md.
+fault-matrix: $(STAMP)
+	$(PY) -m tests.fault_matrix --write
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .

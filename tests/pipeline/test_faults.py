@@ -58,6 +58,9 @@ def _converse(pipeline: RolloutPipeline, clock: FixedClock) -> tuple[list[str], 
     return [*acknowledged, last.event.event_id], last.claim
 
 
+@pytest.mark.fault("staging", "killed-after", "dynamodb")
+@pytest.mark.fault("publish", "killed-before", "dynamodb")
+@pytest.mark.fault("publish", "killed-after", "dynamodb")
 @pytest.mark.parametrize("crash", sorted(CRASHES))
 def test_a_crash_while_releasing_is_finished_by_the_sweep_once(
     crash: str,
@@ -91,6 +94,7 @@ def test_a_crash_while_releasing_is_finished_by_the_sweep_once(
     assert_remembered(live_records(wiring.stores()), claim.rollout_id)
 
 
+@pytest.mark.fault("extraction", "duplicate", "dynamodb")
 def test_a_duplicate_delivery_of_a_consumed_rollout_changes_nothing(
     deployment: Deployment, session: Any, extraction_lambda: LambdaRuntime, clock: FixedClock
 ) -> None:
@@ -114,6 +118,7 @@ def test_a_duplicate_delivery_of_a_consumed_rollout_changes_nothing(
     assert_accounted_for(wiring.stores(), SCOPE, acknowledged, [claim.rollout_id])
 
 
+@pytest.mark.fault("formation", "killed-after", "dynamodb")
 def test_a_redelivery_after_records_were_written_but_before_consuming_writes_nothing_twice(
     deployment: Deployment, extraction_lambda: LambdaRuntime, clock: FixedClock
 ) -> None:
@@ -135,6 +140,7 @@ def test_a_redelivery_after_records_were_written_but_before_consuming_writes_not
     assert_accounted_for(wiring.stores(), SCOPE, acknowledged, [claim.rollout_id])
 
 
+@pytest.mark.fault("extraction", "timeout", "dynamodb")
 def test_a_model_timeout_is_retried_by_the_queue_and_then_consumed(
     deployment: Deployment,
     extraction_lambda: LambdaRuntime,
@@ -196,6 +202,7 @@ def test_a_notice_the_remaining_time_cannot_cover_goes_back_untouched_and_is_con
     assert rollouts.get(*claims[1]).state is RolloutState.CONSUMED
 
 
+@pytest.mark.fault("extraction", "timeout", "dynamodb")
 def test_a_model_that_keeps_timing_out_goes_to_the_dead_letter_queue_and_is_announced_again(
     deployment: Deployment,
     extraction_lambda: LambdaRuntime,
@@ -226,6 +233,7 @@ def test_a_model_that_keeps_timing_out_goes_to_the_dead_letter_queue_and_is_anno
     assert_remembered(live_records(wiring.stores()), claim.rollout_id)
 
 
+@pytest.mark.fault("extraction", "raised", "dynamodb")
 def test_invalid_model_output_fails_the_rollout_with_its_reason_and_acknowledges_it(
     deployment: Deployment,
     extraction_lambda: LambdaRuntime,
@@ -257,6 +265,7 @@ def test_invalid_model_output_fails_the_rollout_with_its_reason_and_acknowledges
 # --- embedded --------------------------------------------------------------------------------
 
 
+@pytest.mark.fault("staging", "killed-after", "sqlite")
 def test_embedded_a_crash_after_staging_is_finished_by_the_timer(
     embedded: EmbeddedExtraction, clock: FixedClock
 ) -> None:
@@ -279,6 +288,7 @@ def test_embedded_a_crash_after_staging_is_finished_by_the_timer(
     assert_remembered(live_records(embedded.stores), handled.rollout_id)
 
 
+@pytest.mark.fault("extraction", "timeout", "sqlite")
 def test_embedded_a_model_timeout_is_retried_once_after_five_seconds(
     embedded: EmbeddedExtraction, model: SwitchableModel, clock: FixedClock
 ) -> None:
@@ -293,6 +303,7 @@ def test_embedded_a_model_timeout_is_retried_once_after_five_seconds(
     assert_accounted_for(embedded.stores, SCOPE, acknowledged, [claim.rollout_id])
 
 
+@pytest.mark.fault("extraction", "raised", "sqlite")
 def test_embedded_invalid_model_output_fails_the_rollout(
     embedded: EmbeddedExtraction, model: SwitchableModel, clock: FixedClock
 ) -> None:

@@ -60,6 +60,7 @@ def body(token: str) -> dict[str, Any]:
     ["TransactWriteItems", "PutItem"],
     ids=["event-append-answer-lost", "token-claim-answer-lost"],
 )
+@pytest.mark.fault("event-append", "answer-lost", "dynamodb")
 def test_a_create_event_whose_answer_is_lost_is_one_event_however_often_it_is_retried(
     api_lambda: Any, lost: LostAnswers, operation: str
 ) -> None:
@@ -105,6 +106,7 @@ def outage(session: Any, deployment: Deployment) -> Outage:
     return Outage(session)
 
 
+@pytest.mark.fault("event-append", "answer-lost", "dynamodb")
 def test_a_create_event_that_landed_unseen_in_an_outage_is_one_event_after_its_retry(
     outage: Outage, api_lambda: Any
 ) -> None:

@@ -36,6 +36,9 @@ ACTORS = 3 * SCALE  # per process: 6 turns each, the sixth fires a rollout
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.fault("extraction", "killed-before", "sqlite")
+@pytest.mark.fault("extraction", "killed-after", "sqlite")
+@pytest.mark.fault("formation", "killed-after", "sqlite")
 @pytest.mark.slow
 def test_killed_embedded_processes_leave_nothing_lost_doubled_or_stuck(tmp_path: Path) -> None:
     store = tmp_path / "cairn.db"

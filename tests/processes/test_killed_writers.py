@@ -71,6 +71,10 @@ def drive(
         first = last + 2
 
 
+@pytest.mark.fault("event-append", "killed-before", "sqlite")
+@pytest.mark.fault("event-append", "killed-after", "sqlite")
+@pytest.mark.fault("trigger", "killed-before", "sqlite")
+@pytest.mark.fault("trigger", "killed-after", "sqlite")
 @pytest.mark.slow
 def test_killed_writers_lose_nothing_acknowledged_and_double_nothing(tmp_path: Path) -> None:
     store = tmp_path / "cairn.db"

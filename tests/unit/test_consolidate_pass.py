@@ -287,6 +287,7 @@ def test_an_addition_that_supersedes_links_the_old_record_to_the_new(bench: Benc
     assert bench.live() == ["The user switched to coffee in March."]
 
 
+@pytest.mark.fault("consolidation", "raised", "sqlite")
 def test_a_concurrent_conflicting_write_applies_nothing_and_leaves_the_evidence_pending(
     bench: Bench,
 ) -> None:
@@ -334,6 +335,7 @@ def test_a_conflict_is_planned_again_once_after_five_seconds(bench: Bench) -> No
     assert outcome.consumed == (run.rollout_id,)
 
 
+@pytest.mark.fault("consolidation", "timeout", "sqlite")
 def test_a_second_timeout_leaves_the_evidence_for_a_later_run(bench: Bench) -> None:
     run = bench.run("I prefer tea.")
     bench.model.queue(ModelTimeoutError("slow"), ModelTimeoutError("slow again"))

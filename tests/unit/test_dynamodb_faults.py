@@ -74,6 +74,7 @@ def stubbed() -> Iterator[tuple[Stubber, Stores]]:
         ("InternalServerError", 500),
     ],
 )
+@pytest.mark.fault("formation", "throttled", "dynamodb")
 def test_throttling_is_a_retryable_store_unavailable_error(
     stubbed: tuple[Stubber, Stores], code: str, status: int
 ) -> None:
@@ -136,6 +137,7 @@ def test_a_refusal_is_not_retryable(
     ],
     ids=["read-timeout", "connect-timeout", "unreachable"],
 )
+@pytest.mark.fault("formation", "timeout", "dynamodb")
 def test_timeouts_and_lost_connections_are_retryable(
     fault: Exception, error: type[CairnError]
 ) -> None:

@@ -94,6 +94,7 @@ def event_items(client: Any) -> list[dict[str, Any]]:
     return [item for item in items if item["pk"]["S"].startswith("E#")]
 
 
+@pytest.mark.fault("event-append", "answer-lost", "dynamodb")
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_an_append_whose_answer_is_lost_is_stored_once_and_acknowledged(
     client: Any, stores: Stores, fault: str
@@ -108,6 +109,7 @@ def test_an_append_whose_answer_is_lost_is_stored_once_and_acknowledged(
     assert [s.session_id for s in stores.events.list_sessions(SCOPE).items] == ["s1"]
 
 
+@pytest.mark.fault("trigger", "answer-lost", "dynamodb")
 def test_a_counted_append_whose_answer_is_lost_is_stored_and_counted_once(
     client: Any, stores: Stores
 ) -> None:
@@ -126,6 +128,7 @@ def test_a_counted_append_whose_answer_is_lost_is_stored_and_counted_once(
     assert counters.version == 2
 
 
+@pytest.mark.fault("formation", "answer-lost", "dynamodb")
 def test_an_apply_whose_answer_is_lost_writes_one_version_once(client: Any, stores: Stores) -> None:
     record = NewRecord(
         namespace="/facts/tg:1/", content="Likes tea", sources=(Source(kind=SourceKind.USER),)
@@ -150,6 +153,7 @@ def test_a_delete_whose_answer_is_lost_is_acknowledged(client: Any, stores: Stor
     assert stores.events.list_sessions(SCOPE).items == ()
 
 
+@pytest.mark.fault("event-append", "timeout", "dynamodb")
 def test_a_write_that_never_commits_is_still_reported_unwritten(
     client: Any, stores: Stores
 ) -> None:
@@ -193,6 +197,7 @@ class Outage:
         client.meta.events.register("after-call.dynamodb.TransactWriteItems", hook)
 
 
+@pytest.mark.fault("event-append", "answer-lost", "dynamodb")
 def test_an_append_that_landed_unseen_in_an_outage_is_not_stored_again_by_its_retry(
     client: Any, stores: Stores
 ) -> None:
@@ -219,6 +224,7 @@ def test_an_append_that_landed_unseen_in_an_outage_is_not_stored_again_by_its_re
     assert [e.event_id for e in stores.events.list_events(SCOPE, "s1").items] == [again.event_id]
 
 
+@pytest.mark.fault("trigger", "answer-lost", "dynamodb")
 def test_a_counted_append_that_landed_unseen_in_an_outage_is_counted_once(
     client: Any, stores: Stores
 ) -> None:

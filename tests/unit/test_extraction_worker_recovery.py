@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.extract.worker import RECENT
@@ -51,6 +53,7 @@ def say(extraction: EmbeddedExtraction, clock: FixedClock, session: str, text: s
     clock.advance(timedelta(seconds=1))
 
 
+@pytest.mark.fault("publish", "killed-after", "sqlite")
 def test_a_restarted_worker_extracts_what_a_dead_process_had_queued_at_once(
     tmp_path: Path,
 ) -> None:

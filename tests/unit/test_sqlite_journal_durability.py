@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from cairn.models import Scope
 from cairn.store.sqlite import SQLiteBackend
 
@@ -35,6 +37,7 @@ RECALL_THEN_DIE = textwrap.dedent(
 )
 
 
+@pytest.mark.fault("journal", "killed-after", "sqlite")
 def test_a_journal_entry_survives_the_process_being_killed_after_recall(tmp_path: Path) -> None:
     path = tmp_path / "cairn.db"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -12,6 +12,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.extract.delivery import consume
@@ -62,6 +64,7 @@ def staged_files(path: Path) -> set[str]:
     return {p.name for p in staging_dir(path).rglob("*") if p.is_file()}
 
 
+@pytest.mark.fault("staging", "killed-before", "sqlite")
 def test_reopening_removes_what_a_killed_process_left_and_keeps_pending_payloads(
     tmp_path: Path,
 ) -> None:
@@ -100,6 +103,7 @@ def test_reopening_removes_what_a_killed_process_left_and_keeps_pending_payloads
     assert pending.rollout_id in left  # still needed (the catch-up extracts it)
 
 
+@pytest.mark.fault("extraction", "duplicate", "sqlite")
 def test_a_duplicate_delivery_of_a_consumed_rollout_deletes_the_payload_left_behind(
     tmp_path: Path,
 ) -> None:
