@@ -1,5 +1,5 @@
 """The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, ls, stats,
-demo, serve, jobs, doctor, dlq, mcp.
+demo, serve, jobs, doctor, backup, dlq, mcp.
 
 Every failure ends as exactly one line on stderr, ``cairn: error: <what was wrong>; <what to
 do>``, with exit status 2 for bad arguments and 1 for everything else; never a traceback, unless
@@ -32,6 +32,7 @@ from cairn.cli.args import (
     parse_unit,
     resolve_locations,
 )
+from cairn.cli.backup import add_backup_command
 from cairn.cli.dead_letters import add_dlq_command
 from cairn.cli.doctor import add_doctor_command
 from cairn.cli.errors import FAILURE_EXIT, explain
@@ -44,7 +45,7 @@ from cairn.local.paths import default_store_path
 
 PUBLIC_COMMANDS = (
     "{remember,recall,history,as-of,forget,replay,erase,ls,stats,export,import,"
-    "demo,demo-agent,serve,jobs,doctor,dlq,mcp}"
+    "demo,demo-agent,serve,jobs,doctor,backup,dlq,mcp}"
 )
 
 
@@ -258,6 +259,7 @@ def build_parser() -> CliParser:
     add_serve_command(commands, store_help)
     add_jobs_command(commands, store_help)
     add_doctor_command(commands, store_help)
+    add_backup_command(commands, store_help)
     add_dlq_command(commands)
     add_mcp_command(commands, [_scope_options()])
     return parser
