@@ -301,14 +301,31 @@ class IdempotencyStore(Protocol):
     """Claims on client tokens, so a retried write is answered, not repeated."""
 
     def claim(
-        self, key: str, fingerprint: str, *, now: datetime, expires_at: datetime
+        self,
+        key: str,
+        fingerprint: str,
+        *,
+        now: datetime,
+        expires_at: datetime,
+        durable: bool = True,
     ) -> IdempotencyClaim | None:
         """Claim ``key`` (in progress until ``expires_at``) and return ``None``; if an unexpired
-        claim exists, change nothing and return it. An expired claim is replaced."""
+        claim exists, change nothing and return it. An expired claim is replaced.
+        ``durable=False``: the claim survives a crash of the process but may be lost to a
+        power failure until the store's next durable write -- for a request whose own write
+        is idempotent under a key, so a lost claim re-runs it harmlessly."""
         ...
 
-    def complete(self, key: str, outcome: Mapping[str, Any], *, expires_at: datetime) -> None:
-        """Record what the claimed request produced, kept until ``expires_at``."""
+    def complete(
+        self,
+        key: str,
+        outcome: Mapping[str, Any],
+        *,
+        expires_at: datetime,
+        durable: bool = True,
+    ) -> None:
+        """Record what the claimed request produced, kept until ``expires_at`` (``durable`` as
+        in ``claim``)."""
         ...
 
     def release(self, key: str) -> None:

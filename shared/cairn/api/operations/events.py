@@ -101,6 +101,7 @@ def _append_once(
         execute=execute,
         replay=replay,
         not_identifying=RESTAMPED_ON_RETRY,
+        keyed=True,
     )
 
 
@@ -144,6 +145,7 @@ def ingest_data(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
         params=params,
         execute=execute,
         replay=replay_stored,
+        keyed=True,
     )
 
 

@@ -231,9 +231,17 @@ class DynamoDBIdempotencyStore:
         self._table = table
 
     def claim(
-        self, key: str, fingerprint: str, *, now: datetime, expires_at: datetime
+        self,
+        key: str,
+        fingerprint: str,
+        *,
+        now: datetime,
+        expires_at: datetime,
+        durable: bool = True,
     ) -> IdempotencyClaim | None:
-        """One conditional PutItem; when it loses, one GetItem reads the claim that won."""
+        """One conditional PutItem; when it loses, one GetItem reads the claim that won
+        (always durable: DynamoDB acknowledges only what it replicated)."""
+        del durable
         item = {
             **claim_key(key),
             "fp": s(fingerprint),
@@ -259,8 +267,16 @@ class DynamoDBIdempotencyStore:
             return None
         raise StoreUnavailableError(f"client-token claim {key[:12]}… keeps changing; retry")
 
-    def complete(self, key: str, outcome: Mapping[str, Any], *, expires_at: datetime) -> None:
+    def complete(
+        self,
+        key: str,
+        outcome: Mapping[str, Any],
+        *,
+        expires_at: datetime,
+        durable: bool = True,
+    ) -> None:
         """One UpdateItem, only onto an existing claim (an unclaimed key stores nothing)."""
+        del durable
         try:
             self._db.call(
                 "update_item",

@@ -84,8 +84,15 @@ class InMemoryIdempotencyStore:
         self._s = state
 
     def claim(
-        self, key: str, fingerprint: str, *, now: datetime, expires_at: datetime
+        self,
+        key: str,
+        fingerprint: str,
+        *,
+        now: datetime,
+        expires_at: datetime,
+        durable: bool = True,
     ) -> IdempotencyClaim | None:
+        del durable  # nothing here outlives the process
         with self._s.lock:
             existing = self._s.claims.get(key)
             if existing is not None and existing.expires_at > now:
@@ -95,7 +102,15 @@ class InMemoryIdempotencyStore:
             )
             return None
 
-    def complete(self, key: str, outcome: Mapping[str, Any], *, expires_at: datetime) -> None:
+    def complete(
+        self,
+        key: str,
+        outcome: Mapping[str, Any],
+        *,
+        expires_at: datetime,
+        durable: bool = True,
+    ) -> None:
+        del durable
         with self._s.lock:
             claim = self._s.claims.get(key)
             if claim is not None:

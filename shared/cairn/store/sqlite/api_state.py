@@ -109,10 +109,18 @@ class SQLiteIdempotencyStore:
         self._db = db
 
     def claim(
-        self, key: str, fingerprint: str, *, now: datetime, expires_at: datetime
+        self,
+        key: str,
+        fingerprint: str,
+        *,
+        now: datetime,
+        expires_at: datetime,
+        durable: bool = True,
     ) -> IdempotencyClaim | None:
-        """Claim ``key`` and return ``None``, or return the unexpired claim already there."""
-        with self._db.transaction(write=True) as conn:
+        """Claim ``key`` and return ``None``, or return the unexpired claim already there
+        (``durable=False``: committed without an fsync of its own, at ``synchronous=NORMAL``;
+        the next fsynced commit -- the request's own write -- makes it durable too)."""
+        with self._db.transaction(write=True, fsync=durable) as conn:
             # Expired claims are dead weight; dropping them here keeps the table bounded.
             conn.execute(
                 "DELETE FROM idempotency_claims WHERE expires_at <= ?", (encode_time(now),)
@@ -129,9 +137,16 @@ class SQLiteIdempotencyStore:
             )
         return None
 
-    def complete(self, key: str, outcome: Mapping[str, Any], *, expires_at: datetime) -> None:
+    def complete(
+        self,
+        key: str,
+        outcome: Mapping[str, Any],
+        *,
+        expires_at: datetime,
+        durable: bool = True,
+    ) -> None:
         """Record what the claimed request produced, kept until ``expires_at``."""
-        with self._db.transaction(write=True) as conn:
+        with self._db.transaction(write=True, fsync=durable) as conn:
             row = conn.execute(
                 "SELECT data FROM idempotency_claims WHERE key = ?", (key,)
             ).fetchone()
