@@ -8,7 +8,9 @@ the backup, leave the second as it is now, and change nothing when run again.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -18,6 +20,7 @@ from moto import mock_aws
 
 from cairn.api.operations.events import session_events
 from cairn.changes import Create, NewRecord
+from cairn.cli.main import main
 from cairn.clock import FixedClock
 from cairn.models import Conversational, EventInput, Role, Scope, Source, SourceKind
 from cairn.ports import RecordPlacement, Stores
@@ -112,9 +115,16 @@ def view(stores: Stores, scope: Scope) -> dict[str, Any]:
     }
 
 
-def test_one_actor_is_restored_as_of_the_backup_and_no_one_else_moves(
-    client: Any, stores: Stores, clock: FixedClock
-) -> None:
+@dataclass
+class Changed:
+    """Alice as of the backup, Bob as he is now, and the record Bob filed after the backup."""
+
+    alice_at_backup: dict[str, Any]
+    bob_now: dict[str, Any]
+    bob_later: str
+
+
+def back_up_then_change(client: Any, stores: Stores, clock: FixedClock) -> Changed:
     remember(stores, ALICE, "Lives in Porto")
     talk(stores, ALICE, clock, "Hi.", "I live in Porto.", "I drink green tea.")
     remember(stores, BOB, "Likes jazz")
@@ -129,14 +139,70 @@ def test_one_actor_is_restored_as_of_the_backup_and_no_one_else_moves(
         erase.erase_scope(ALICE)
     talk(stores, ALICE, clock, "Who am I?")  # written after the backup: not part of it
     bob_later = remember(stores, BOB, "Plays the piano")
-    bob_now = view(stores, BOB)
+    return Changed(at_backup, view(stores, BOB), bob_later)
+
+
+def test_one_actor_is_restored_as_of_the_backup_and_no_one_else_moves(
+    client: Any, stores: Stores, clock: FixedClock
+) -> None:
+    changed = back_up_then_change(client, stores, clock)
 
     report = restore_actor(DynamoDBClient(client), ALICE, source=RESTORED, target=LIVE)
     again = restore_actor(DynamoDBClient(client), ALICE, source=RESTORED, target=LIVE)
 
     assert report.written > 0
     assert report.deleted > 0  # what Alice wrote after the backup
-    assert view(stores, ALICE) == at_backup
-    assert view(stores, BOB) == bob_now
-    assert stores.records.get(BOB, bob_later).content == "Plays the piano"
+    assert view(stores, ALICE) == changed.alice_at_backup
+    assert view(stores, BOB) == changed.bob_now
+    assert stores.records.get(BOB, changed.bob_later).content == "Plays the piano"
     assert (again.written, again.deleted) == (0, 0)
+
+
+def cli(*extra: str) -> list[str]:
+    return [
+        "restore-actor",
+        "--memory",
+        ALICE.memory_id,
+        "--actor",
+        ALICE.actor_id,
+        "--restored-items",
+        RESTORED.items,
+        "--restored-events",
+        RESTORED.events,
+        *extra,
+    ]
+
+
+def test_cairn_restore_actor_reads_the_live_tables_from_the_stack(
+    client: Any,
+    stores: Stores,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    template = {
+        "Resources": {"Unused": {"Type": "AWS::SQS::Queue"}},
+        "Outputs": {
+            "ItemsTableName": {"Value": LIVE.items},
+            "EventsTableName": {"Value": LIVE.events},
+        },
+    }
+    boto3.client("cloudformation", region_name="us-east-1").create_stack(
+        StackName="cairn", TemplateBody=json.dumps(template)
+    )
+    changed = back_up_then_change(client, stores, clock)
+
+    before = view(stores, ALICE)
+    refused = main(cli("--stack", "cairn"))
+    unchanged = view(stores, ALICE)
+    status = main(cli("--stack", "cairn", "--yes"))
+
+    out = capsys.readouterr()
+    assert refused == 2
+    assert "add --yes to confirm" in out.err
+    assert unchanged == before  # the refusal changed nothing
+    assert status == 0
+    assert "restored  tg:1 in m1:" in out.out
+    assert view(stores, ALICE) == changed.alice_at_backup
+    assert view(stores, BOB) == changed.bob_now

@@ -1,5 +1,5 @@
 """The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, ls, stats,
-demo, serve, jobs, doctor, backup, dlq, mcp.
+demo, serve, jobs, doctor, backup, dlq, restore-actor, mcp.
 
 Every failure ends as exactly one line on stderr, ``cairn: error: <what was wrong>; <what to
 do>``, with exit status 2 for bad arguments and 1 for everything else; never a traceback, unless
@@ -39,13 +39,14 @@ from cairn.cli.errors import FAILURE_EXIT, explain
 from cairn.cli.inventory import add_inventory_commands
 from cairn.cli.jobs import add_jobs_command
 from cairn.cli.mcp_server import add_mcp_command
+from cairn.cli.restore import add_restore_command
 from cairn.cli.serve import add_serve_command
 from cairn.cli.transfer import add_transfer_commands
 from cairn.local.paths import default_store_path
 
 PUBLIC_COMMANDS = (
     "{remember,recall,history,as-of,forget,replay,erase,ls,stats,export,import,"
-    "demo,demo-agent,serve,jobs,doctor,backup,dlq,mcp}"
+    "demo,demo-agent,serve,jobs,doctor,backup,dlq,restore-actor,mcp}"
 )
 
 
@@ -261,6 +262,7 @@ def build_parser() -> CliParser:
     add_doctor_command(commands, store_help)
     add_backup_command(commands, store_help)
     add_dlq_command(commands)
+    add_restore_command(commands, [_scope_options()])
     add_mcp_command(commands, [_scope_options()])
     return parser
 
