@@ -2,7 +2,8 @@
 backend without one, the index built afresh for each recall) answers exactly as a full scan of
 the store, and every kind of committed write shows in the very next recall: create, revise,
 fold-in, supersede, retract, erase, erase of the scope; a write through another handle on the
-same store too."""
+same store too. A record filter narrows the heads before ranking: a record it accepts is found
+however many better-ranked records it rejects."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import pytest
 
 from cairn.changes import Create, FoldIn, NewRecord, RecordPatch, Retract, Revise, Supersede, Vector
 from cairn.clock import FixedClock
-from cairn.models import Edge, EdgeKind, Source, SourceKind
+from cairn.models import Edge, EdgeKind, RecordVersion, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
+from cairn.recall.candidates import RecordFilter
 from cairn.recall.index import RecallIndex
 from cairn.recall.scan import ScanningRecallIndex
 from cairn.testing import HashingEmbedder
@@ -70,7 +72,11 @@ def fill(stores: Stores, clock: FixedClock) -> list[str]:
 
 
 def asked(
-    stores: Stores, clock: FixedClock, query: RecallQuery, index: RecallIndex | None = None
+    stores: Stores,
+    clock: FixedClock,
+    query: RecallQuery,
+    index: RecallIndex | None = None,
+    where: RecordFilter | None = None,
 ) -> Recollection:
     return recall(
         SCOPE,
@@ -81,6 +87,7 @@ def asked(
         policy=POLICY,
         journal=False,
         index=index,
+        where=where,
     )
 
 
@@ -173,3 +180,32 @@ def test_a_scope_without_records_recalls_nothing(
     found = asked(stores, clock, query)
     assert found.entries == ()
     assert seen(found) == seen(scanned(stores, clock, query))
+
+
+def _tagged_blue(version: RecordVersion) -> bool:
+    return version.metadata.get("colour") == "blue"
+
+
+def test_a_filter_finds_a_match_ranked_below_a_hundred_better_records(
+    stores: Stores, clock: FixedClock
+) -> None:
+    # 120 close matches for the query, then one weaker match, the only one tagged blue: ranked
+    # over the whole scope it is 121st, so filtering the 100 best would never reach it.
+    for i in range(120):
+        record = fact(f"green tea every morning {i}", i % 8)
+        stores.records.apply(SCOPE, [Create(record=record)])
+    blue = fact("green tea on rare evenings with biscuits", 1).model_copy(
+        update={"metadata": {"colour": "blue"}}
+    )
+    stores.records.apply(SCOPE, [Create(record=blue)])
+    clock.advance(seconds=60)
+    query = RecallQuery(text="green tea every morning", top_k=5)
+
+    found = asked(stores, clock, query, where=_tagged_blue)
+    scan = asked(stores, clock, query, ScanningRecallIndex(stores.records), where=_tagged_blue)
+
+    assert [e.version.content for e in found.entries] == [blue.content]
+    assert seen(found) == seen(scan)
+    assert found.counts.candidates == 1  # the filter narrowed the collection, not the answer
+    unfiltered = asked(stores, clock, RecallQuery(text=query.text, top_k=100))
+    assert blue.content not in {e.version.content for e in unfiltered.entries}

@@ -4,7 +4,8 @@ Each example writes a random scope (contents drawn from a small vocabulary, so k
 contents repeat and paraphrases collide; some records without vectors, some retracted, some
 revised, sessions told a minute apart so context expansion has threads, some distilled from a
 rollout so expansion must pass them over; queries may share no word with any record, so the
-weak fallback fires), then recalls through
+weak fallback fires; some carry metadata and the query may draw a record filter, as
+RetrieveMemoryRecords' metadata filters narrow it), then recalls through
 the scan (``ScanningRecallIndex``), the index built afresh (``TransientRecallIndex``) and the
 cached index (``EmbeddedRecallIndex``), and requires the same block, the same selection with
 the same scores, and the same counts from all three.
@@ -18,9 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cairn.changes import Create, NewRecord, RecordPatch, Retract, Revise, Vector
-from cairn.models import Edge, EdgeKind, Scope, Source, SourceKind
+from cairn.models import Edge, EdgeKind, RecordVersion, Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
+from cairn.recall.candidates import RecordFilter
 from cairn.recall.index import EmbeddedRecallIndex, RecallIndex, TransientRecallIndex
 from cairn.recall.render import WEAK_LINE
 from cairn.recall.scan import ScanningRecallIndex
@@ -34,6 +36,34 @@ NAMESPACES = (f"/facts/{SCOPE.actor_id}/", f"/preferences/{SCOPE.actor_id}/", "/
 UNSHARED = ("violin", "harbour")
 STARTED = datetime(2025, 5, 1, tzinfo=UTC)
 EMBEDDER = HashingEmbedder(dims=32)
+TOPICS = ("drinks", "travel")
+
+
+def _topic(wanted: str) -> RecordFilter:
+    def where(version: RecordVersion) -> bool:
+        return version.metadata.get("topic") == wanted
+
+    return where
+
+
+def _has_topic(version: RecordVersion) -> bool:
+    return "topic" in version.metadata
+
+
+def _no_topic(version: RecordVersion) -> bool:
+    return "topic" not in version.metadata
+
+
+# A record filter decides from the version alone; these are the shapes metadata filters take
+# (EQUALS_TO, EXISTS, NOT_EXISTS), and a filter that accepts nothing.
+FILTERS: dict[str, RecordFilter | None] = {
+    "none": None,
+    "drinks": _topic("drinks"),
+    "travel": _topic("travel"),
+    "has-topic": _has_topic,
+    "no-topic": _no_topic,
+    "nothing": lambda version: False,
+}
 
 _records = st.lists(
     st.fixed_dictionaries(
@@ -50,6 +80,7 @@ _records = st.lists(
             "entities": st.lists(st.sampled_from(("Ana", "Kyoto")), max_size=1),
             "part_of": st.booleans(),
             "fate": st.sampled_from(("keep", "keep", "keep", "retract", "revise")),
+            "topic": st.sampled_from((None, *TOPICS)),
         }
     ),
     min_size=8,
@@ -86,6 +117,7 @@ _queries = st.fixed_dictionaries(
         "strategy": st.sampled_from((None, None, "semantic")),
         "top_k": st.sampled_from((1, 1, 2, 3, 5, 10)),
         "embedded": st.booleans(),
+        "where": st.sampled_from(tuple(FILTERS)),
     }
 )
 
@@ -116,6 +148,7 @@ def _write(stores: Stores, clock: FixedClock, specs: list[dict[str, object]]) ->
             ),
             seen_at=seen,
             vector=vector,
+            metadata={"topic": str(spec["topic"])} if spec.get("topic") else {},
         )
         (written,) = stores.records.apply(SCOPE, [Create(record=record)])
         ids.append((written.record_id, spec["fate"], words))
@@ -135,6 +168,7 @@ def _recall(
     policy: RecallPolicy,
     embedded: bool,
     clock: FixedClock,
+    where: RecordFilter | None = None,
 ) -> Recollection:
     embedder = EMBEDDER if embedded else None
     return recall(
@@ -146,6 +180,7 @@ def _recall(
         policy=policy,
         journal=False,
         index=index,
+        where=where,
     )
 
 
@@ -174,27 +209,20 @@ def test_the_index_returns_exactly_what_the_scan_returns(
         top_k=asked["top_k"],
     )
     embedded = bool(asked["embedded"])
+    where = FILTERS[str(asked["where"])]
     # A shortlist of one row: every widening step is exercised on scopes this small.
     cached = EmbeddedRecallIndex(stores.records, backend.generations(), shortlist=1)
-    expected = _seen(
-        _recall(stores, ScanningRecallIndex(stores.records), query, policy, embedded, clock)
+    scanned = _recall(
+        stores, ScanningRecallIndex(stores.records), query, policy, embedded, clock, where
     )
-    assert (
-        _seen(
-            _recall(
-                stores,
-                TransientRecallIndex(stores.records, shortlist=1),
-                query,
-                policy,
-                embedded,
-                clock,
-            )
-        )
-        == expected
-    )
-    assert _seen(_recall(stores, cached, query, policy, embedded, clock)) == expected
+    expected = _seen(scanned)
+    if where is not None:
+        assert all(where(entry.version) for entry in scanned.entries)
+    transient = TransientRecallIndex(stores.records, shortlist=1)
+    assert _seen(_recall(stores, transient, query, policy, embedded, clock, where)) == expected
+    assert _seen(_recall(stores, cached, query, policy, embedded, clock, where)) == expected
     # Asked again, the cached snapshot answers, and answers the same.
-    assert _seen(_recall(stores, cached, query, policy, embedded, clock)) == expected
+    assert _seen(_recall(stores, cached, query, policy, embedded, clock, where)) == expected
 
 
 def _scope_of_equals(stores: Stores, clock: FixedClock, count: int) -> None:

@@ -87,9 +87,11 @@ ROWS: tuple[Row, ...] = (
         "RetrieveMemoryRecords",
         "",
         D,
-        "cairn recall per actor scope (relevance floor, paraphrase dedup, each recall "
-        "journalled), merged by relevance: may answer fewer than topK; score is cairn's "
-        "relevance in [0, 1]",
+        "the topK records whatever their similarity, as the service answers (recall's floors "
+        "are off; a record opposite in meaning, cosine below 0, is left out); chosen by cairn's "
+        "ranking per actor scope (cosine and keywords, paraphrase dedup, each search "
+        "journalled), answered in score order; score is the record's cosine to the query, as "
+        "the service's, so a client's relevance bar means the same",
     ),
     Row(
         "RetrieveMemoryRecords",
@@ -110,15 +112,14 @@ ROWS: tuple[Row, ...] = (
         "RetrieveMemoryRecords",
         "searchCriteria.metadataFilters",
         D,
-        "every operator, AND-ed, on typed values (dates too); applied after recall to the 100 "
-        "best candidates of each actor scope, not through an index, so a matching record "
-        "ranked below them is not returned",
+        "every operator, AND-ed, on typed values (dates too); through the recall index, before "
+        "ranking: a match is found however many records the filter rejects rank above it",
     ),
     Row(
         "RetrieveMemoryRecords",
         "searchCriteria.memoryStrategyId",
-        D,
-        "applied to the 100 best candidates of each actor scope",
+        S,
+        "narrows the records before ranking, as metadataFilters",
     ),
     Row("ListMemoryRecords", "", S, "by actor, then record id"),
     Row(

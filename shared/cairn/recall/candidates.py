@@ -5,11 +5,16 @@ Vectors are fetched only for the query embedder's identity, so two spaces are ne
 A head without one is re-embedded here (at most ``policy.max_reembed`` per recall, the ones
 with the best keyword scores first; the vector is used, not stored: recall never writes).
 Any other head is still a candidate, scored by keywords alone; none is silently dropped.
+
+A ``RecordFilter`` (RetrieveMemoryRecords' metadata filters and strategy id) narrows the heads
+before anything is scored, exactly as the namespace prefix does: the filtered heads are the
+whole collection BM25 counts over, so a record that matches is never lost behind a hundred
+better ones that do not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +27,8 @@ from cairn.recall.query import RecallPolicy, RecallQuery
 from cairn.scope_guard import in_scope
 
 FloatVector = npt.NDArray[np.float32]
+# Whether a live head may be recalled, decided from the version alone (never from a score).
+RecordFilter = Callable[[RecordVersion], bool]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -49,8 +56,11 @@ def searchable_text(version: RecordVersion) -> str:
     return " ".join((version.content, *version.keywords, *version.entities, *version.tags))
 
 
-def live_heads(scope: Scope, query: RecallQuery, records: RecordStore) -> list[RecordVersion]:
-    """Every active head (as of ``query.as_of``) under the query's filters, all pages read.
+def live_heads(
+    scope: Scope, query: RecallQuery, records: RecordStore, where: RecordFilter | None = None
+) -> list[RecordVersion]:
+    """Every active head (as of ``query.as_of``) under the query's filters and ``where``, all
+    pages read.
 
     Rows the store returns outside the scope or not active are discarded here as well, so a
     faulty backend cannot leak them into a recall.
@@ -66,7 +76,9 @@ def live_heads(scope: Scope, query: RecallQuery, records: RecordStore) -> list[R
             cursor=cursor,
         )
         mine = in_scope(page.items, scope, where="recall")
-        heads.extend(v for v in mine if v.live and _wanted(v, query))
+        heads.extend(
+            v for v in mine if v.live and _wanted(v, query) and (where is None or where(v))
+        )
         cursor = page.next_cursor
         if cursor is None:
             return heads
@@ -110,9 +122,11 @@ def gather(
     records: RecordStore,
     embedder: Embedder | None,
     policy: RecallPolicy,
+    where: RecordFilter | None = None,
 ) -> CandidatePool:
-    """Read the scope's live heads and score each one (BM25 always; cosine when possible)."""
-    heads = live_heads(scope, query, records)
+    """Read the scope's live heads (those ``where`` accepts) and score each one (BM25 always;
+    cosine when possible)."""
+    heads = live_heads(scope, query, records, where)
     tokens = [tuple(tokenize(searchable_text(v))) for v in heads]
     keyword = bm25_scores(tokenize(query.text), tokens, k1=policy.bm25_k1, b=policy.bm25_b)
     if embedder is None or not heads:

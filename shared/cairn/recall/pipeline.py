@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from cairn.models import RecordVersion, Scope
 from cairn.ports import Clock, Embedder, Stores
 from cairn.recall.budget import Clamped, clamp
+from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import deduplicate
 from cairn.recall.index import RecallIndex, index_of
 from cairn.recall.journal import journal_entry
@@ -81,16 +82,19 @@ def recall(
     policy: RecallPolicy = DEFAULT_POLICY,
     journal: bool = True,
     index: RecallIndex | None = None,
+    where: RecordFilter | None = None,
 ) -> Recollection:
     """The block of ``scope``'s live memories most relevant to ``query``, within the budget.
 
     Only active heads of ``scope`` (as of ``query.as_of`` if set) can appear; with ``journal``
     the selection is journalled and ``replay`` can rebuild the block byte for byte. Steps 1-3
-    run on ``index`` (default: ``index_of(stores)``).
+    run on ``index`` (default: ``index_of(stores)``), over the heads ``where`` accepts.
     """
     now = clock.now()
     index = index or index_of(stores)
-    found = index.search(scope, query, embedder=embedder, policy=policy, now=query.as_of or now)
+    found = index.search(
+        scope, query, embedder=embedder, policy=policy, now=query.as_of or now, where=where
+    )
     unique = deduplicate(found.ranked, policy, limit=query.top_k, any_trusted=found.any_trusted)
     clamped = clamp(unique.kept, policy, query.top_k, weak=found.weak)
     block = render_block(clamped.entries, weak=clamped.weak)

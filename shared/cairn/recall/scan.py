@@ -12,7 +12,7 @@ from datetime import datetime
 
 from cairn.models import Scope, Trust
 from cairn.ports import Embedder, RecordStore
-from cairn.recall.candidates import gather
+from cairn.recall.candidates import RecordFilter, gather
 from cairn.recall.index.shortlist import Search
 from cairn.recall.ordering import order
 from cairn.recall.query import RecallPolicy, RecallQuery
@@ -26,9 +26,11 @@ def scan(
     embedder: Embedder | None,
     policy: RecallPolicy,
     now: datetime,
+    where: RecordFilter | None = None,
 ) -> Search:
-    """The whole ranking of ``scope``'s live heads for ``query``, read and scored row by row."""
-    pool = gather(scope, query, records=records, embedder=embedder, policy=policy)
+    """The whole ranking of ``scope``'s live heads (those ``where`` accepts) for ``query``,
+    read and scored row by row."""
+    pool = gather(scope, query, records=records, embedder=embedder, policy=policy, where=where)
     ordered = order(pool, query.text, policy, now)
     return Search(
         ranked=ordered.ranked,
@@ -57,5 +59,14 @@ class ScanningRecallIndex:
         embedder: Embedder | None,
         policy: RecallPolicy,
         now: datetime,
+        where: RecordFilter | None = None,
     ) -> Search:
-        return scan(scope, query, records=self._records, embedder=embedder, policy=policy, now=now)
+        return scan(
+            scope,
+            query,
+            records=self._records,
+            embedder=embedder,
+            policy=policy,
+            now=now,
+            where=where,
+        )

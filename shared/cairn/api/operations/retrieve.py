@@ -5,12 +5,20 @@ prefix behaviour AgentCore grants during its grace period, and ``namespacePath``
 hierarchical prefix, so the two read alike here), across every actor scope holding records
 there, never into an actor whose id the prefix stops inside of (``/facts/u1/`` reads none of
 actor ``u1/x``'s records); a call with neither (both are optional in the model) reads the
-whole memory. Retrieve searches each such scope's recall index once (relevance floor, ranking,
-paraphrase dedup: recall's steps 1-4, no block rendered) and merges by relevance, the
-``score`` it answers with. ``memoryStrategyId`` and ``metadataFilters`` are applied to what the
-search selected, from up to 100 candidates per scope. Every scope searched gets one journal
-entry (the audit of what was asked where), pinning exactly the records it contributed to the
-answer, none if it contributed none; no block is rendered for a scope and thrown away.
+whole memory.
+
+Retrieve searches each such scope's recall index once (ranking and paraphrase dedup: recall's
+steps 1-4, no block rendered) and merges by relevance. It answers as the service does: the
+``topK`` most relevant records whatever their similarity (the service ranks and returns the top
+K; a relevance bar is the client's, as the SDK's Strands ``RetrievalConfig.relevance_score``
+applies one on ``score``), so the API's policy sets recall's floors to 0; and ``score`` is the
+record's cosine similarity to the query, the service's documented score, so a client's bar
+means what it means there (a record without a vector scores its keyword relevance). The
+answer is in score order. ``memoryStrategyId`` and ``metadataFilters`` narrow each scope's
+heads before ranking (``RecordFilter``), so a match is never lost behind better-ranked records
+the filter rejects. Every scope searched gets one journal entry (the audit of what was asked
+where), pinning exactly the records it contributed to the answer, none if it contributed none;
+no block is rendered for a scope and thrown away.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from cairn.models import RecordVersion, Scope
 from cairn.ports import MAX_PAGE_SIZE
 from cairn.recall import RecallPolicy, RecallQuery
 from cairn.recall.budget import block_entry
+from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import deduplicate
 from cairn.recall.index import index_of
 from cairn.recall.journal import journal_entry
@@ -36,8 +45,10 @@ from cairn.recall.ranking import Ranked
 from cairn.recall.render import render_block
 
 # The API returns whole records, so the rendered block's budget must never be what limits
-# the selection: 100 entries clamped to 480 bytes each stay far under 1,000,000 bytes.
-API_POLICY = RecallPolicy(max_block_bytes=1_000_000)
+# the selection: 100 entries clamped to 480 bytes each stay far under 1,000,000 bytes. The
+# service returns the top K whatever their similarity, so neither floor drops a record (a row
+# whose cosine is below 0, opposite in meaning, still falls below both).
+API_POLICY = RecallPolicy(max_block_bytes=1_000_000, relevance_floor=0.0, weak_floor=0.0)
 DEFAULT_TOP_K = 10
 
 
@@ -45,6 +56,25 @@ def _wanted(version: RecordVersion, strategy_id: str | None, filters: list[Any])
     if strategy_id is not None and wire_strategy_id(version) != strategy_id:
         return False
     return matches(wire_metadata(version), filters)
+
+
+def _record_filter(strategy_id: str | None, filters: list[Any]) -> RecordFilter | None:
+    if strategy_id is None and not filters:
+        return None
+
+    def where(version: RecordVersion) -> bool:
+        return _wanted(version, strategy_id, filters)
+
+    return where
+
+
+def score_of(item: Ranked) -> float:
+    """The wire ``score``: the cosine of the record and the query, clipped to [0, 1] (its
+    keyword relevance when it has no vector in the query's space)."""
+    cosine = item.candidate.cosine
+    if cosine is None:
+        return item.relevance
+    return min(1.0, max(0.0, cosine))
 
 
 def _records_under(
@@ -82,16 +112,17 @@ def _search(
     now = ctx.clock.now()
     found: list[_Found] = []
     searched: list[Scope] = []
+    where = _record_filter(strategy_id, filters)
     for actor in actors_under(ctx, memory, prefix):
         scope = scope_of(memory, actor)
         searched.append(scope)
-        search = index.search(scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now)
+        search = index.search(
+            scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now, where=where
+        )
         kept = deduplicate(
             search.ranked, API_POLICY, limit=query.top_k, any_trusted=search.any_trusted
         ).kept
-        found += [
-            (scope, item) for item in kept if _wanted(item.candidate.version, strategy_id, filters)
-        ]
+        found += [(scope, item) for item in kept]
     found.sort(key=lambda row: (-row[1].relevance, row[1].candidate.version.record_id))
     return searched, found
 
@@ -151,7 +182,6 @@ def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str
     check_filters(filters, "searchCriteria.metadataFilters")
     strategy_id = criteria.get("memoryStrategyId")
     top_k = criteria.get("topK") or DEFAULT_TOP_K
-    post_filtered = bool(filters) or strategy_id is not None
     paging_query = {"prefix": prefix, "criteria": criteria}
     token = params.get("nextToken")
     if token is not None:
@@ -160,11 +190,13 @@ def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str
     query = RecallQuery(
         text=criteria["searchQuery"],
         namespace_prefix=prefix,
-        top_k=MAX_TOP_K if post_filtered else top_k,
+        top_k=top_k,
     )
     searched, found = _search(ctx, memory, prefix, query, strategy_id, filters)
-    ranked = found[:top_k]
-    _journal(ctx, query, searched, ranked)
+    selected = found[:top_k]
+    _journal(ctx, query, searched, selected)
+    # The service answers in score order; the selection above is cairn's ranking.
+    ranked = sorted(selected, key=lambda row: -score_of(row[1]))
     page, next_token = page_of(
         [(index, row) for index, row in enumerate(ranked)],
         scope_key=f"memory:{memory.memory_id}",
@@ -175,7 +207,7 @@ def retrieve_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str
     )
     answer: dict[str, Any] = {
         "memoryRecordSummaries": [
-            record_to_wire(row[1].candidate.version, score=row[1].relevance) for _, row in page
+            record_to_wire(row[1].candidate.version, score=score_of(row[1])) for _, row in page
         ]
     }
     if next_token is not None:

@@ -33,6 +33,7 @@ from cairn.ports import (
     RecordStore,
     Stores,
 )
+from cairn.recall.candidates import RecordFilter
 from cairn.recall.index.shortlist import FIRST_SHORTLIST, Search, search
 from cairn.recall.index.snapshot import Snapshot, build_snapshot, row_of
 from cairn.recall.query import RecallPolicy, RecallQuery
@@ -61,8 +62,11 @@ class RecallIndex(Protocol):
         embedder: Embedder | None,
         policy: RecallPolicy,
         now: datetime,
+        where: RecordFilter | None = None,
     ) -> Search:
-        """Steps 1-3 of recall for ``query`` in ``scope``, as of ``now``."""
+        """Steps 1-3 of recall for ``query`` in ``scope``, as of ``now``, over the live heads
+        ``where`` accepts (all of them without one): a filter narrows the collection before
+        ranking, so no accepted record is lost behind rejected ones."""
         ...
 
 
@@ -121,6 +125,7 @@ class TransientRecallIndex:
         embedder: Embedder | None,
         policy: RecallPolicy,
         now: datetime,
+        where: RecordFilter | None = None,
     ) -> Search:
         identity = embedder.identity if embedder is not None else None
         rows = read_rows(
@@ -133,7 +138,13 @@ class TransientRecallIndex:
         )
         snapshot = build_snapshot(rows, identity)
         return search(
-            snapshot, query, embedder=embedder, policy=policy, now=now, shortlist=self._shortlist
+            snapshot,
+            query,
+            embedder=embedder,
+            policy=policy,
+            now=now,
+            shortlist=self._shortlist,
+            where=where,
         )
 
 
@@ -192,12 +203,21 @@ class EmbeddedRecallIndex:
         embedder: Embedder | None,
         policy: RecallPolicy,
         now: datetime,
+        where: RecordFilter | None = None,
     ) -> Search:
         if query.as_of is not None:  # heads are indexed; the past is read as the scan reads it
-            return self._transient.search(scope, query, embedder=embedder, policy=policy, now=now)
+            return self._transient.search(
+                scope, query, embedder=embedder, policy=policy, now=now, where=where
+            )
         snapshot = self._current(scope, embedder.identity if embedder is not None else None)
         return search(
-            snapshot, query, embedder=embedder, policy=policy, now=now, shortlist=self._shortlist
+            snapshot,
+            query,
+            embedder=embedder,
+            policy=policy,
+            now=now,
+            shortlist=self._shortlist,
+            where=where,
         )
 
     def _current(self, scope: Scope, identity: EmbedderId | None) -> Snapshot:

@@ -21,7 +21,7 @@ from datetime import datetime
 import numpy as np
 
 from cairn.ports import Embedder
-from cairn.recall.candidates import Candidate
+from cairn.recall.candidates import Candidate, RecordFilter
 from cairn.recall.dedup import deduplicate
 from cairn.recall.expansion import threads
 from cairn.recall.index.scoring import (
@@ -78,11 +78,15 @@ def search(
     policy: RecallPolicy,
     now: datetime,
     shortlist: int = FIRST_SHORTLIST,
+    where: RecordFilter | None = None,
 ) -> Search:
     """The scan's steps 1-3 for ``query`` over ``snapshot`` (its embedder must be
     ``embedder``'s identity), ranked only as far as the block can reach; ``shortlist`` is how
-    many rows are ranked first (at least one; any size gives the same answer)."""
+    many rows are ranked first (at least one; any size gives the same answer). ``where``
+    narrows the view before anything is scored, as the scan narrows the heads it reads."""
     view = snapshot.view(query.namespace_prefix, query.strategy)
+    if where is not None:
+        view = _filtered(snapshot, view, where)
     terms = tokenize(query.text)
     keyword = bm25(snapshot, view, terms, policy)
     found: Cosines | None = None
@@ -114,6 +118,16 @@ def search(
         any_trusted=trusted,
         weak=screened.weak,
     )
+
+
+def _filtered(snapshot: Snapshot, view: IntArray, where: RecordFilter) -> IntArray:
+    """The view's rows whose version ``where`` accepts, in order (each version parsed once
+    and kept by the snapshot)."""
+    keep = np.fromiter(
+        (where(snapshot.version(row)) for row in view.tolist()), dtype=bool, count=len(view)
+    )
+    kept: IntArray = view[keep]
+    return kept
 
 
 def _expand(

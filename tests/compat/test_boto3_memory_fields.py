@@ -1,0 +1,107 @@
+"""CreateMemory's fields cairn refuses, stores or ignores, through the real control-plane client.
+
+A refused field is a ValidationException that names it, and nothing is created; a field cairn
+stores comes back from GetMemory as given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.compat.conftest import unique_name
+
+STREAM = {
+    "resources": [
+        {
+            "kinesis": {
+                "dataStreamArn": "arn:aws:kinesis:us-east-1:123456789012:stream/records",
+                "contentConfigurations": [{"type": "MEMORY_RECORDS", "level": "FULL_CONTENT"}],
+            }
+        }
+    ]
+}
+OVERRIDE = {"appendToPrompt": "Only facts about food.", "modelId": "some-model"}
+
+
+def _semantic(**extra: Any) -> dict[str, Any]:
+    return {"semanticMemoryStrategy": {"name": "facts", **extra}}
+
+
+REFUSED: dict[str, tuple[str, dict[str, Any]]] = {
+    "encryption-key": ("encryptionKeyArn", {"encryptionKeyArn": "arn:aws:kms:us-east-1:1:key/k"}),
+    "stream-delivery": ("streamDeliveryResources", {"streamDeliveryResources": STREAM}),
+    "prompt-override": (
+        "semanticOverride",
+        {
+            "memoryStrategies": [
+                {
+                    "customMemoryStrategy": {
+                        "name": "food",
+                        "configuration": {"semanticOverride": {"extraction": OVERRIDE}},
+                    }
+                }
+            ]
+        },
+    ),
+    "record-schema": (
+        "memoryRecordSchema",
+        {
+            "memoryStrategies": [
+                _semantic(memoryRecordSchema={"metadataSchema": [{"key": "k", "type": "STRING"}]})
+            ],
+        },
+    ),
+    "record-expiry": (
+        "recordExpirySpecification",
+        {
+            "memoryStrategies": [
+                _semantic(recordExpirySpecification={"recordExpiryDurationDays": 40})
+            ]
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED), ids=list(REFUSED))
+def test_a_refused_field_is_a_validation_error_naming_it_and_creates_nothing(
+    control_plane: Any, case: str
+) -> None:
+    field, extra = REFUSED[case]
+    name = unique_name()
+
+    with pytest.raises(control_plane.exceptions.ValidationException, match=field):
+        control_plane.create_memory(name=name, eventExpiryDuration=7, **extra)
+
+    listed = control_plane.list_memories(maxResults=100)["memories"]
+    assert not [m for m in listed if m["id"].startswith(name + "-")]
+
+
+def test_update_refuses_stream_delivery_and_leaves_the_memory_as_it_was(
+    control_plane: Any,
+) -> None:
+    memory = control_plane.create_memory(name=unique_name(), eventExpiryDuration=7)["memory"]
+
+    with pytest.raises(control_plane.exceptions.ValidationException, match="streamDelivery"):
+        control_plane.update_memory(memoryId=memory["id"], streamDeliveryResources=STREAM)
+
+    after = control_plane.get_memory(memoryId=memory["id"])["memory"]
+    assert "streamDeliveryResources" not in after
+    assert after["status"] == "ACTIVE"
+
+
+def test_stored_fields_come_back_and_ignored_ones_change_nothing(control_plane: Any) -> None:
+    role = "arn:aws:iam::123456789012:role/memory"
+    memory = control_plane.create_memory(
+        name=unique_name(),
+        eventExpiryDuration=45,
+        memoryExecutionRoleArn=role,
+        tags={"team": "agents"},
+    )["memory"]
+
+    got = control_plane.get_memory(memoryId=memory["id"], view="full")["memory"]
+
+    assert got["eventExpiryDuration"] == 45
+    assert got["memoryExecutionRoleArn"] == role
+    assert got["id"] == memory["id"]
