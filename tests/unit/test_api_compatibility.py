@@ -9,12 +9,14 @@ is listed as not supported. After changing ``ROWS``, rewrite the document's tabl
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cairn.api.compatibility import ROWS, Support, render_table
+from cairn.api.compatibility_proofs import PROOFS
 from cairn.api.operations import HANDLERS
 from cairn.api.operations.memories import UNSUPPORTED_MEMORY_FIELDS
 from cairn.api.routes import (
@@ -71,6 +73,18 @@ def test_every_refused_field_is_listed_as_not_supported() -> None:
     not_supported = {(r.operation, r.field) for r in ROWS if r.support is Support.NOT_SUPPORTED}
 
     assert refused <= not_supported
+
+
+def test_every_row_names_the_test_that_proves_it() -> None:
+    keys = {(r.operation, r.field) for r in ROWS}
+    assert set(PROOFS) == keys
+    root = Path(__file__).resolve().parents[2]
+    for key, proof in PROOFS.items():
+        if proof is None:
+            continue
+        path, name = proof.split("::")
+        source = (root / path).read_text(encoding="utf-8")
+        assert re.search(rf"^def {re.escape(name)}\(", source, re.MULTILINE), (key, proof)
 
 
 def _document_table(text: str) -> str:
