@@ -93,6 +93,22 @@ class SelfManagedConfig(Frozen):
     historical_context_window_size: int = Field(default=4, ge=0, le=50)
 
 
+AppendedPrompt = Annotated[str, Field(min_length=1, max_length=30_000)]
+ModelId = Annotated[str, Field(min_length=1, max_length=2048)]
+
+
+class PromptOverride(Frozen):
+    """A built-in strategy run with its owner's additions (AgentCore's ``semanticOverride``,
+    ``summaryOverride``, ``userPreferenceOverride``): extracted as ``base``, with the strategy's
+    ``extraction_prompt`` appended. The model ids and the consolidation prompt are kept as
+    given; cairn calls its deployment's one model provider and consolidates per scope."""
+
+    base: Literal[StrategyKind.SEMANTIC, StrategyKind.SUMMARY, StrategyKind.USER_PREFERENCE]
+    extraction_model: ModelId | None = None
+    consolidation_prompt: AppendedPrompt | None = None
+    consolidation_model: ModelId | None = None
+
+
 class StrategyConfig(Frozen):
     """One strategy of a memory, with the single namespace template its records are filed under."""
 
@@ -104,9 +120,16 @@ class StrategyConfig(Frozen):
     self_managed: SelfManagedConfig | None = None
     # Appended to the built-in extraction instructions (AgentCore's ``appendToPrompt``);
     # a ``custom`` strategy without a self-managed configuration is extracted with it.
-    extraction_prompt: Annotated[str, Field(min_length=1, max_length=30_000)] | None = None
+    extraction_prompt: AppendedPrompt | None = None
+    # A custom strategy that overrides a built-in one's prompts extracts as that one.
+    override: PromptOverride | None = None
     created_at: UtcDatetime
     updated_at: UtcDatetime
+
+    @property
+    def extracts_as(self) -> StrategyKind:
+        """The kind whose instructions and answer shape extraction uses."""
+        return self.override.base if self.override is not None else self.kind
 
 
 class IndexedKey(Frozen):

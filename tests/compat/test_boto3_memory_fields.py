@@ -32,14 +32,14 @@ def _semantic(**extra: Any) -> dict[str, Any]:
 REFUSED: dict[str, tuple[str, dict[str, Any]]] = {
     "encryption-key": ("encryptionKeyArn", {"encryptionKeyArn": "arn:aws:kms:us-east-1:1:key/k"}),
     "stream-delivery": ("streamDeliveryResources", {"streamDeliveryResources": STREAM}),
-    "prompt-override": (
-        "semanticOverride",
+    "episodic-override": (
+        "episodicOverride",
         {
             "memoryStrategies": [
                 {
                     "customMemoryStrategy": {
-                        "name": "food",
-                        "configuration": {"semanticOverride": {"extraction": OVERRIDE}},
+                        "name": "episodes",
+                        "configuration": {"episodicOverride": {"extraction": OVERRIDE}},
                     }
                 }
             ]
@@ -105,3 +105,24 @@ def test_stored_fields_come_back_and_ignored_ones_change_nothing(control_plane: 
     assert got["eventExpiryDuration"] == 45
     assert got["memoryExecutionRoleArn"] == role
     assert got["id"] == memory["id"]
+
+
+def test_a_prompt_override_is_created_and_returned_as_given(control_plane: Any) -> None:
+    strategy = {
+        "customMemoryStrategy": {
+            "name": "food",
+            "namespaceTemplates": ["/food/{actorId}/"],
+            "configuration": {"semanticOverride": {"extraction": OVERRIDE}},
+        }
+    }
+
+    memory = control_plane.create_memory(
+        name=unique_name(), eventExpiryDuration=7, memoryStrategies=[strategy]
+    )["memory"]
+
+    (shown,) = control_plane.get_memory(memoryId=memory["id"])["memory"]["strategies"]
+    assert shown["type"] == "CUSTOM"
+    assert shown["configuration"] == {
+        "type": "SEMANTIC_OVERRIDE",
+        "extraction": {"customExtractionConfiguration": {"semanticExtractionOverride": OVERRIDE}},
+    }

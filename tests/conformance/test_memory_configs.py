@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from cairn.errors import ConflictError, MemoryNameTakenError, MemoryNotFoundError
+from cairn.memories import PromptOverride, StrategyConfig, StrategyKind
 from cairn.ports import Stores
 from tests.conformance.api_state import T0, memory, require_memories
 
@@ -14,6 +15,32 @@ from tests.conformance.api_state import T0, memory, require_memories
 def test_a_memory_round_trips_exactly(stores: Stores, backend_name: str) -> None:
     memories = require_memories(stores, backend_name)
     given = memory(description="support bot memory")
+
+    memories.create(given)
+
+    assert memories.get(given.memory_id) == given
+
+
+def test_a_strategy_with_a_prompt_override_round_trips_exactly(
+    stores: Stores, backend_name: str
+) -> None:
+    memories = require_memories(stores, backend_name)
+    override = StrategyConfig(
+        strategy_id="travel-AbCdEf1234",
+        name="travel",
+        kind=StrategyKind.CUSTOM,
+        namespace_template="/travel/{actorId}/",
+        extraction_prompt="Only keep facts about travel.",
+        override=PromptOverride(
+            base=StrategyKind.SEMANTIC,
+            extraction_model="my-model",
+            consolidation_prompt="Merge travel facts.",
+            consolidation_model="my-model",
+        ),
+        created_at=T0,
+        updated_at=T0,
+    )
+    given = memory(strategies=(override,))
 
     memories.create(given)
 

@@ -223,10 +223,19 @@ ROWS: tuple[Row, ...] = (
     Row(
         "CreateMemory",
         "memoryStrategies.customMemoryStrategy.configuration.semanticOverride",
+        D,
+        "extracted as the semantic strategy with appendToPrompt added to its instructions "
+        "(also userPreferenceOverride; summaryOverride adds its consolidation prompt, since "
+        "cairn writes summaries in extraction); returned by GetMemory as given; modelId is "
+        "kept, not called (one model provider per deployment); the consolidation prompt of "
+        "semantic and preference overrides is kept, not applied; changing an override with "
+        "UpdateMemory is refused (delete and add the strategy)",
+    ),
+    Row(
+        "CreateMemory",
+        "memoryStrategies.customMemoryStrategy.configuration.episodicOverride",
         N,
-        "refused (also summaryOverride, userPreferenceOverride, episodicOverride): cairn "
-        "extracts with its own prompts and the deployment's one model provider; a per-strategy "
-        "appended prompt and modelId would be stored and not applied",
+        "refused: cairn has no episodic extraction",
     ),
     Row(
         "CreateMemory",

@@ -99,6 +99,11 @@ PROOFS: dict[tuple[str, str], str | None] = {
     (
         "CreateMemory",
         "memoryStrategies.customMemoryStrategy.configuration.semanticOverride",
+    ): "tests/unit/test_api_prompt_overrides.py::"
+    "test_an_appended_prompt_reaches_the_extraction_request_and_files_as_the_built_in",
+    (
+        "CreateMemory",
+        "memoryStrategies.customMemoryStrategy.configuration.episodicOverride",
     ): _REFUSED,
     ("CreateMemory", "memoryStrategies.episodicMemoryStrategy"): _CONTROL
     + "test_out_of_range_strategies_are_refused_and_nothing_is_created",

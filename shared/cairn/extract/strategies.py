@@ -3,7 +3,8 @@ candidate records.
 
 - ``semantic`` (facts), ``user_preference`` and ``custom`` ask for up to 16 one-line candidates;
   ``summary`` for at most one summary of the session. A strategy's ``extraction_prompt`` is
-  appended to the built-in instructions (for ``custom``, to the fact instructions).
+  appended to the built-in instructions (for ``custom``, to the fact instructions); a custom
+  strategy that overrides a built-in one (``StrategyConfig.override``) extracts as that one.
 - Records go to the strategy's namespace template with ``{actorId}``, ``{sessionId}`` and
   ``{memoryStrategyId}`` filled in; a template that does not resolve to a valid namespace (a
   custom variable extraction cannot fill, a malformed result) is refused before any model call.
@@ -106,14 +107,14 @@ def extract_candidates(
     more if the answer is invalid). Model timeouts and throttling propagate, retryable."""
     aliases = dict(enumerate(payload.events, start=1))
     document = ExtractionInput(
-        strategy=strategy.kind,
+        strategy=strategy.extracts_as,
         messages=tuple(
             PromptMessage(alias=alias, role=m.role, text=m.text) for alias, m in aliases.items()
         ),
         history=tuple(ContextMessage(role=m.role, text=m.text) for m in payload.history),
-        summary_so_far=summary_so_far if strategy.kind is StrategyKind.SUMMARY else None,
+        summary_so_far=summary_so_far if strategy.extracts_as is StrategyKind.SUMMARY else None,
     )
-    kind_answer = answer_type(strategy.kind)
+    kind_answer = answer_type(strategy.extracts_as)
     request = extraction_request(
         document,
         output=OutputSchema.of(kind_answer, EXTRACTION_SCHEMA, "Memories worth keeping."),
@@ -166,8 +167,8 @@ def candidate_record(
     cited = _distinct(aliases[alias] for alias in found.evidence)
     return NewRecord(
         namespace=namespace,
-        strategy=strategy.kind.value,
-        category=_FIXED_CATEGORY.get(strategy.kind, found.category),
+        strategy=strategy.extracts_as.value,
+        category=_FIXED_CATEGORY.get(strategy.extracts_as, found.category),
         content=found.content,
         confidence=min(found.confidence, policy.inferred_confidence_cap),
         tags=tuple(dict.fromkeys(found.tags)),

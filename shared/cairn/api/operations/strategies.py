@@ -2,21 +2,28 @@
 
 Supported: ``semanticMemoryStrategy``, ``summaryMemoryStrategy``,
 ``userPreferenceMemoryStrategy`` and ``customMemoryStrategy`` with a
-``selfManagedConfiguration`` (or none). Refused, naming the field, because cairn would store them
-without acting on them: episodic strategies, the built-in prompt overrides
-(``semanticOverride`` ...), ``memoryRecordSchema`` and record expiry.
+``selfManagedConfiguration``, a built-in strategy's override (``semanticOverride``,
+``summaryOverride``, ``userPreferenceOverride``: extracted as that strategy with the
+``appendToPrompt`` added to its instructions; for a summary, whose text cairn writes in
+extraction, the consolidation prompt is the one added), or no configuration. The model ids
+are kept and returned, not called: a deployment has one model provider. Refused, naming the
+field, because cairn would store them without acting on them: episodic strategies and
+``episodicOverride``, ``memoryRecordSchema`` and record expiry.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from cairn.api.codec import to_epoch
 from cairn.api.errors import ApiError
+from cairn.api.operations.overrides import OVERRIDES, override_from_wire, override_to_wire
 from cairn.memories import (
     BUILT_IN_VARIABLES,
     NamespaceKey,
+    PromptOverride,
     SelfManagedConfig,
     StrategyConfig,
     StrategyKind,
@@ -110,24 +117,34 @@ def self_managed_from_wire(spec: dict[str, Any], field: str) -> SelfManagedConfi
     return SelfManagedConfig.model_validate(values)
 
 
-def _custom_configuration(spec: dict[str, Any], field: str) -> SelfManagedConfig | None:
+@dataclass(frozen=True)
+class _Custom:
+    self_managed: SelfManagedConfig | None = None
+    override: PromptOverride | None = None
+    extraction_prompt: str | None = None
+
+
+def _custom_configuration(spec: dict[str, Any], field: str) -> _Custom:
     configuration = spec.get("configuration")
     if configuration is None:
-        return None
-    why = "cairn's extraction uses its own prompts and model provider"
-    refuse(
-        configuration,
-        f"{field}.configuration",
-        {
-            "semanticOverride": why,
-            "summaryOverride": why,
-            "userPreferenceOverride": why,
-            "episodicOverride": why,
-        },
-    )
-    return self_managed_from_wire(
-        configuration["selfManagedConfiguration"],
-        f"{field}.configuration.selfManagedConfiguration",
+        return _Custom()
+    where = f"{field}.configuration"
+    refuse(configuration, where, {"episodicOverride": "cairn has no episodic extraction"})
+    given = [k for k, v in configuration.items() if v is not None]
+    if len(given) != 1:
+        raise ApiError.validation(
+            f"{where}: give exactly one of selfManagedConfiguration, semanticOverride, "
+            "summaryOverride or userPreferenceOverride",
+            field=where,
+        )
+    (name,) = given
+    if name in OVERRIDES:
+        override, appended = override_from_wire(name, configuration[name])
+        return _Custom(override=override, extraction_prompt=appended)
+    return _Custom(
+        self_managed=self_managed_from_wire(
+            configuration["selfManagedConfiguration"], f"{where}.selfManagedConfiguration"
+        )
     )
 
 
@@ -147,14 +164,16 @@ def strategy_from_wire(
             "recordExpirySpecification": "cairn does not expire records",
         },
     )
-    self_managed = _custom_configuration(spec, inner) if kind is StrategyKind.CUSTOM else None
+    custom = _custom_configuration(spec, inner) if kind is StrategyKind.CUSTOM else _Custom()
     return StrategyConfig(
         strategy_id=new_resource_id(spec["name"]),
         name=spec["name"],
         description=spec.get("description"),
         kind=kind,
         namespace_template=template_of(spec, inner, kind, keys) or _DEFAULT_TEMPLATES[kind],
-        self_managed=self_managed,
+        self_managed=custom.self_managed,
+        extraction_prompt=custom.extraction_prompt,
+        override=custom.override,
         created_at=now,
         updated_at=now,
     )
@@ -202,6 +221,8 @@ def strategy_to_wire(strategy: StrategyConfig) -> dict[str, Any]:
             "type": "SELF_MANAGED",
             "selfManagedConfiguration": self_managed_to_wire(strategy.self_managed),
         }
+    if strategy.override is not None:
+        wire["configuration"] = override_to_wire(strategy)
     return wire
 
 

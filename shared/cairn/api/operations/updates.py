@@ -21,7 +21,7 @@ from cairn.api.operations.strategies import (
 )
 from cairn.memories import IndexedKey, MemoryConfig, NamespaceKey, SelfManagedConfig, StrategyConfig
 
-_WHY_OVERRIDES = "cairn's extraction uses its own prompts and model provider"
+_WHY_OVERRIDES = "an override is changed by deleting the strategy and adding it again"
 
 
 def _modified_self_managed(

@@ -1,0 +1,69 @@
+"""A built-in strategy's prompt override on the wire (``customMemoryStrategy.configuration``'s
+``semanticOverride``, ``summaryOverride``, ``userPreferenceOverride``) in, and the
+``StrategyConfiguration`` GetMemory answers with out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cairn.memories import PromptOverride, StrategyConfig, StrategyKind
+
+OVERRIDES = {
+    "semanticOverride": StrategyKind.SEMANTIC,
+    "summaryOverride": StrategyKind.SUMMARY,
+    "userPreferenceOverride": StrategyKind.USER_PREFERENCE,
+}
+_OVERRIDE_TYPES = {
+    StrategyKind.SEMANTIC: ("SEMANTIC_OVERRIDE", "semantic"),
+    StrategyKind.SUMMARY: ("SUMMARY_OVERRIDE", "summary"),
+    StrategyKind.USER_PREFERENCE: ("USER_PREFERENCE_OVERRIDE", "userPreference"),
+}
+
+
+def override_from_wire(name: str, spec: dict[str, Any]) -> tuple[PromptOverride, str | None]:
+    """The override ``configuration[name]`` describes, and the prompt extraction appends."""
+    base = OVERRIDES[name]
+    extraction = spec.get("extraction") or {}
+    consolidation = spec.get("consolidation") or {}
+    override = PromptOverride(
+        base=base,
+        extraction_model=extraction.get("modelId"),
+        consolidation_prompt=consolidation.get("appendToPrompt"),
+        consolidation_model=consolidation.get("modelId"),
+    )
+    # cairn writes a summary in its extraction call: the summary's consolidation prompt is
+    # where the service lets an owner shape it, so it is added there.
+    appended = extraction.get("appendToPrompt")
+    if base is StrategyKind.SUMMARY:
+        appended = consolidation.get("appendToPrompt")
+    return override, appended
+
+
+def override_to_wire(strategy: StrategyConfig) -> dict[str, Any]:
+    """The ``StrategyConfiguration`` of an override, as given."""
+    override = strategy.override
+    assert override is not None
+    kind, prefix = _OVERRIDE_TYPES[override.base]
+    wire: dict[str, Any] = {"type": kind}
+    extraction_prompt = strategy.extraction_prompt
+    consolidation_prompt = override.consolidation_prompt
+    if override.base is not StrategyKind.SUMMARY and override.extraction_model is not None:
+        wire["extraction"] = {
+            "customExtractionConfiguration": {
+                f"{prefix}ExtractionOverride": {
+                    "appendToPrompt": extraction_prompt,
+                    "modelId": override.extraction_model,
+                }
+            }
+        }
+    if override.consolidation_model is not None:
+        wire["consolidation"] = {
+            "customConsolidationConfiguration": {
+                f"{prefix}ConsolidationOverride": {
+                    "appendToPrompt": consolidation_prompt,
+                    "modelId": override.consolidation_model,
+                }
+            }
+        }
+    return wire
