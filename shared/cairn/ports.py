@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import Field
 
 from cairn.changes import Change
 from cairn.chunks import Chunk
@@ -39,6 +40,7 @@ from cairn.models import (
     RecordVersion,
     Scope,
     SessionSummary,
+    Status,
     UtcDatetime,
     VersionRef,
 )
@@ -97,6 +99,52 @@ class ModelProvider(Protocol):
         throttled or unreachable (both retryable), ``ModelRejectedError`` when the provider
         refuses the request, ``InvalidModelOutputError`` when no answer text can be read.
         """
+        ...
+
+
+ChangeKind = Literal["created", "updated", "deleted", "erased"]
+
+
+class RecordChange(Frozen):
+    """One committed record write, as a change feed delivers it: never content, only which
+    version of which record changed and how (read the version to see it; an erased one reads
+    as its tombstone).
+
+    ``sequence`` increases strictly in commit order across the whole store. ``created``: a
+    record's first version; ``updated``: a new live version (revised, folded in);
+    ``deleted``: a version that leaves every live read (retracted, superseded); ``erased``:
+    the record's content destroyed (one change per record, its head's version).
+    """
+
+    sequence: int = Field(ge=1)
+    memory_id: str
+    actor_id: ActorId
+    record_id: RecordId
+    version: int = Field(ge=1)
+    kind: ChangeKind
+    at: UtcDatetime
+
+
+def change_kind(version: RecordVersion) -> ChangeKind:
+    """How a written version changes its record (``RecordChange.kind``, erasure aside)."""
+    if version.status in (Status.RETRACTED, Status.SUPERSEDED):
+        return "deleted"
+    return "created" if version.version == 1 else "updated"
+
+
+@runtime_checkable
+class RecordChangeFeed(Protocol):
+    """Every committed record write of a store, in commit order, from a cursor.
+
+    A change is recorded in the transaction of the write it describes, so a change is listed
+    if and only if its write committed; ``after`` is the last sequence a reader has seen.
+    """
+
+    def changes_after(
+        self, sequence: int = 0, *, limit: int = 100, memory_id: str | None = None
+    ) -> tuple[RecordChange, ...]:
+        """Up to ``limit`` (1-1000) changes with a sequence above ``sequence``, oldest
+        first, of one memory or all."""
         ...
 
 
@@ -596,6 +644,8 @@ class Stores:
     # Optional capability: record generations, so recall can keep an index of each scope in
     # process (cairn.recall.index); without them each recall builds its index afresh.
     generations: RecordGenerations | None = None
+    # Optional capability: the record change feed (``cairn changes --follow``).
+    changes: RecordChangeFeed | None = None
 
     def close(self) -> None:
         if self.owner is not None:

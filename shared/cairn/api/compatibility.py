@@ -269,8 +269,9 @@ ROWS: tuple[Row, ...] = (
         "CreateMemory",
         "streamDeliveryResources",
         N,
-        "refused: cairn streams no record events (no Kinesis delivery, no embedded change "
-        "feed); accepting the configuration would silently deliver nothing",
+        "refused: cairn delivers no record events to Kinesis, and accepting the "
+        "configuration would silently deliver nothing; the embedded store keeps a change feed "
+        "instead (`cairn changes --follow`, docs/operations.md)",
     ),
     Row("CreateMemory", "memoryExecutionRoleArn", D, "stored and returned; never assumed"),
     Row("CreateMemory", "indexedKeys", D, "stored and returned; every metadata key is filterable"),

@@ -28,7 +28,9 @@ SOURCE_KINDS = ("user", "model", "tool", "import", "system")  # cairn.models.Sou
 # Commands that work on the demo's fixed scope rather than on --actor/--memory.
 DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
 # Commands that serve every actor and memory of a store: they need only --store.
-STORE_COMMANDS = frozenset({"serve", "jobs", "doctor", "backup"})  # the whole store, no actor
+STORE_COMMANDS = frozenset(
+    {"serve", "jobs", "doctor", "backup", "changes"}
+)  # the whole store, no actor
 AWS_COMMANDS = frozenset({"dlq"})  # the deployed stack: no store, no actor
 # Commands that work on a whole store or memory, or on one actor when --actor is given.
 ACTOR_OPTIONAL = frozenset({"ls", "stats", "export"})

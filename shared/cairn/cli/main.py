@@ -1,5 +1,5 @@
 """The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, ls, stats,
-demo, serve, jobs, doctor, backup, dlq, restore-actor, mcp.
+demo, serve, jobs, doctor, backup, dlq, restore-actor, changes, mcp.
 
 Every failure ends as exactly one line on stderr, ``cairn: error: <what was wrong>; <what to
 do>``, with exit status 2 for bad arguments and 1 for everything else; never a traceback, unless
@@ -33,6 +33,7 @@ from cairn.cli.args import (
     resolve_locations,
 )
 from cairn.cli.backup import add_backup_command
+from cairn.cli.changes import add_changes_command
 from cairn.cli.dead_letters import add_dlq_command
 from cairn.cli.doctor import add_doctor_command
 from cairn.cli.errors import FAILURE_EXIT, explain
@@ -46,7 +47,7 @@ from cairn.local.paths import default_store_path
 
 PUBLIC_COMMANDS = (
     "{remember,recall,history,as-of,forget,replay,erase,ls,stats,export,import,"
-    "demo,demo-agent,serve,jobs,doctor,backup,dlq,restore-actor,mcp}"
+    "demo,demo-agent,serve,jobs,doctor,backup,dlq,restore-actor,changes,mcp}"
 )
 
 
@@ -263,6 +264,7 @@ def build_parser() -> CliParser:
     add_backup_command(commands, store_help)
     add_dlq_command(commands)
     add_restore_command(commands, [_scope_options()])
+    add_changes_command(commands, store_help)
     add_mcp_command(commands, [_scope_options()])
     return parser
 

@@ -51,6 +51,7 @@ from cairn.store.memory.api_state import (
     InMemoryRecordDirectory,
 )
 from cairn.store.memory.append_keys import AppendKeys
+from cairn.store.memory.changes import InMemoryChangeFeed
 from cairn.store.memory.chunks import InMemoryChunkStore, chunk_rows
 from cairn.store.memory.jobs import InMemoryJobLog
 from cairn.store.memory.rollouts import InMemoryRolloutStore, RolloutRows
@@ -77,6 +78,7 @@ class InMemoryBackend:
         self.job_log = InMemoryJobLog(self.lock)
         self.record_generations: dict[Scope, int] = defaultdict(int)
         self.record_epoch = 0
+        self.change_log = InMemoryChangeFeed(self.lock)
         self._generations = InMemoryRecordGenerations(self)
         # One record store for every ``stores()`` bundle, so they share one recall index.
         self._records = InMemoryRecordStore(self)
@@ -109,6 +111,7 @@ class InMemoryBackend:
             chunks=self.chunk_store,
             jobs=self.job_log,
             generations=self._generations,
+            changes=self.change_log,
         )
 
     def close(self) -> None:
@@ -160,6 +163,7 @@ class InMemoryRecordStore:
                     values = np.asarray(write.vector.values, dtype=np.float32)
                     self._b.vectors[scope][key] = values
             self._b.bump_generation(scope)
+            self._b.change_log.record_writes(scope, [w.version for w in writes], now)
             return tuple(w.version for w in writes)
 
     def _versions(self, scope: Scope, record_id: str) -> list[RecordVersion]:
@@ -244,6 +248,8 @@ class InMemoryRecordStore:
     def _erase(self, scope: Scope, record_ids: list[str]) -> EraseReport:
         records = self._b.versions[scope]
         self._b.bump_generation(scope)
+        heads = [(rid, records[rid][-1].version) for rid in record_ids]
+        self._b.change_log.record_erased(scope, heads, self._b.clock.now())
         count = 0
         for rid in record_ids:
             records[rid] = [tombstone(v) for v in records[rid]]

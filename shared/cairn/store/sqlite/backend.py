@@ -33,6 +33,7 @@ from cairn.store.sqlite.api_state import (
     SQLiteMemoryConfigStore,
     SQLiteRecordDirectory,
 )
+from cairn.store.sqlite.changes import SQLiteChangeFeed
 from cairn.store.sqlite.chunks import SQLiteChunkStore
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
@@ -88,6 +89,7 @@ class SQLiteBackend:
             chunks=SQLiteChunkStore(self._db),
             jobs=SQLiteJobLog(self._db),
             generations=self._generations,
+            changes=SQLiteChangeFeed(self._db),
         )
 
     def inventory(self, memory_id: str | None = None) -> list[ScopeCounts]:

@@ -21,6 +21,7 @@ from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexRow
 from cairn.rollout.consumption import plan_consumption
 from cairn.row_integrity import listed_versions, read_version, record_id_in
+from cairn.store.sqlite.changes import log_erased, log_writes
 from cairn.store.sqlite.codec import decode_vector, encode_time, encode_vector
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.generations import bump
@@ -64,6 +65,7 @@ class SQLiteRecordStore:
             for rollout in consumed:
                 save_rollout(conn, rollout)
             bump(conn, self._db, scope)
+            log_writes(conn, scope, [write.version for write in writes], now)
             return tuple(write.version for write in writes)
 
     def get(self, scope: Scope, record_id: str) -> RecordVersion:
@@ -157,8 +159,10 @@ class SQLiteRecordStore:
             versions = _ScopeVersions(conn, scope)
             if record_id not in versions:
                 raise RecordNotFoundError(record_id)
-            report = _erase(conn, scope, lineage(record_id, versions), versions)
+            erased = lineage(record_id, versions)
+            report = _erase(conn, scope, erased, versions)
             bump(conn, self._db, scope)
+            log_erased(conn, scope, _heads_of(erased, versions), self._clock.now())
         self._db.checkpoint()
         return report
 
@@ -166,8 +170,10 @@ class SQLiteRecordStore:
         """Tombstone every version of every record in the scope (content overwritten in place)."""
         with self._db.transaction(write=True) as conn:
             versions = _ScopeVersions(conn, scope)
-            report = _erase(conn, scope, sorted(versions), versions)
+            erased = sorted(versions)
+            report = _erase(conn, scope, erased, versions)
             bump(conn, self._db, scope)
+            log_erased(conn, scope, _heads_of(erased, versions), self._clock.now())
         self._db.checkpoint()
         return report
 
@@ -318,6 +324,12 @@ def _erase(
             _key(scope, rid),
         )
     return EraseReport(record_ids=tuple(record_ids), versions=count)
+
+
+def _heads_of(
+    record_ids: list[str], versions: Mapping[str, Sequence[RecordVersion]]
+) -> list[tuple[str, int]]:
+    return [(rid, max(v.version for v in versions[rid])) for rid in record_ids]
 
 
 def _key(scope: Scope, record_id: str) -> tuple[str, str, str]:
