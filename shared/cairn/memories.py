@@ -172,6 +172,9 @@ class MemoryConfig(Frozen):
     execution_role_arn: Arn | None = None
     indexed_keys: tuple[IndexedKey, ...] = ()
     namespace_keys: tuple[NamespaceKey, ...] = ()
+    # Set (never cleared) once a record of the memory is given an expiry, so only such a
+    # memory's searches pay for checking it.
+    records_expire: bool = False
     revision: int = Field(default=1, ge=1)
 
     @model_validator(mode="after")

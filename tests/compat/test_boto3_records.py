@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -215,12 +215,41 @@ def test_requests_botocore_lets_through_are_refused_by_the_server(
         retrieve(data_plane, memory["id"], "q", namespace="/facts/*/")
     with pytest.raises(refused, match="memoryId"):
         data_plane.list_memory_records(memoryId="not a memory id!", namespace="/")
-    with pytest.raises(refused, match="recordExpirySpecification"):
+    with pytest.raises(refused, match=r"recordExpirySpecification\.action"):
         data_plane.batch_create_memory_records(
-            memoryId=memory["id"],
-            records=[],
-            recordExpirySpecification={"recordExpiryDurationDays": 40},
+            memoryId=memory["id"], records=[], recordExpirySpecification={"action": "REMOVE"}
         )
+
+
+def test_a_record_given_an_expiry_says_when_it_expires(
+    data_plane: Any, memory: dict[str, Any]
+) -> None:
+    before = datetime.now(UTC)
+    answer = data_plane.batch_create_memory_records(
+        memoryId=memory["id"],
+        records=[
+            {
+                "requestIdentifier": "r0",
+                "namespaces": ["/facts/user/a1/"],
+                "content": {"text": "The user is in Lisbon this week"},
+                "timestamp": T0,
+            }
+        ],
+        recordExpirySpecification={"recordExpiryDurationDays": 31},
+    )
+    (row,) = answer["successfulRecords"]
+
+    record = data_plane.get_memory_record(
+        memoryId=memory["id"], memoryRecordId=row["memoryRecordId"]
+    )
+
+    expires = record["memoryRecord"]["expiresAt"]
+    assert before + timedelta(days=31) - timedelta(seconds=1) <= expires
+    assert expires <= datetime.now(UTC) + timedelta(days=31)
+    assert (
+        "expiresAt"
+        not in data_plane.list_memory_records(memoryId=memory["id"])["memoryRecordSummaries"][0]
+    )
 
 
 def test_extraction_jobs_report_honestly_that_none_ran(

@@ -165,7 +165,13 @@ ROWS: tuple[Row, ...] = (
     ),
     Row("BatchCreateMemoryRecords", "records.metadata", S, "typed values round-trip exactly"),
     Row(
-        "BatchCreateMemoryRecords", "recordExpirySpecification", N, "cairn does not expire records"
+        "BatchCreateMemoryRecords",
+        "recordExpirySpecification",
+        D,
+        "recordExpiryDurationDays: the records expire that many days from now (GetMemoryRecord "
+        "says expiresAt); from then they are gone from every API read, as deleted ones, and "
+        "their content stays in history until `cairn erase`; cairn's own recall "
+        "(`cairn recall`, MemorySession) does not apply expiry; action is refused on create",
     ),
     Row(
         "BatchUpdateMemoryRecords",
@@ -182,7 +188,12 @@ ROWS: tuple[Row, ...] = (
     ),
     Row("BatchUpdateMemoryRecords", "records.sourceNamespaces", D, "ignored"),
     Row(
-        "BatchUpdateMemoryRecords", "recordExpirySpecification", N, "cairn does not expire records"
+        "BatchUpdateMemoryRecords",
+        "recordExpirySpecification",
+        D,
+        "as the service: days overwrite from now, action REMOVE clears the expiry, and without "
+        "either a record that has one gets it again from now with its last days; expired "
+        "records answer 404, as deleted ones",
     ),
     Row("BatchDeleteMemoryRecords", "", D, "soft, as DeleteMemoryRecord"),
     Row(
@@ -255,7 +266,7 @@ ROWS: tuple[Row, ...] = (
         "CreateMemory",
         "memoryStrategies.semanticMemoryStrategy.recordExpirySpecification",
         N,
-        "refused (any strategy): cairn does not expire records (no retention sweep); "
+        "refused (any strategy): records extracted by a strategy do not expire yet; "
         "DeleteMemoryRecord and `cairn erase` remove them",
     ),
     Row(

@@ -72,15 +72,15 @@ PROOFS: dict[tuple[str, str], str | None] = {
     + "test_records_are_filed_in_the_scope_their_namespace_names",
     ("BatchCreateMemoryRecords", "records.metadata"): _RECORDS
     + "test_typed_metadata_and_date_filters_narrow_list_and_retrieve",
-    ("BatchCreateMemoryRecords", "recordExpirySpecification"): _RECORDS
-    + "test_requests_botocore_lets_through_are_refused_by_the_server",
+    ("BatchCreateMemoryRecords", "recordExpirySpecification"): "tests/unit/"
+    "test_api_record_expiry.py::test_an_expired_record_is_gone_from_every_read",
     ("BatchUpdateMemoryRecords", ""): _RECORDS + "test_an_update_is_a_new_version_seen_everywhere",
     ("BatchUpdateMemoryRecords", "records.namespaces"): _RECORD_FIELDS
     + "test_an_update_to_another_namespace_fails_that_record_and_moves_nothing",
     ("BatchUpdateMemoryRecords", "records.sourceNamespaces"): _RECORD_FIELDS
     + "test_an_update_to_another_namespace_fails_that_record_and_moves_nothing",
-    ("BatchUpdateMemoryRecords", "recordExpirySpecification"): _RECORDS
-    + "test_requests_botocore_lets_through_are_refused_by_the_server",
+    ("BatchUpdateMemoryRecords", "recordExpirySpecification"): "tests/unit/"
+    "test_api_record_expiry.py::test_an_update_reapplies_the_last_days_and_remove_clears_them",
     ("BatchDeleteMemoryRecords", ""): _RECORDS + "test_deleted_records_are_gone_from_every_read",
     ("StartMemoryExtractionJob", ""): _EXTRACTION
     + "test_a_failed_rollout_is_listed_as_a_failed_job_and_starting_it_files_the_records",

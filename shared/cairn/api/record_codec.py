@@ -9,6 +9,8 @@
   record of 20 wire metadata keys still fits cairn's 20-key limit. ``#`` cannot occur in a
   wire metadata key, so a reserved key can never collide with one. Other cairn metadata keys
   (written by cairn itself) are shown as string values.
+- ``recordExpirySpecification`` sets the record's ``expiresAt`` and the days it was given (two
+  more reserved keys); from that instant the record is gone from every API read (``expired``).
 - The record's cairn ``strategy`` is the kind of the strategy named (semantic, summary,
   user_preference, custom), ``custom`` when none is named or the id is not the memory's.
 - Records written through the API have the source ``import``: the API cannot tell who stated
@@ -18,6 +20,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cairn.api.codec import from_epoch, to_epoch
@@ -27,7 +31,19 @@ from cairn.models import RecordVersion, Source, SourceKind
 
 STRATEGY_ID_KEY = "agentcore#memoryStrategyId"
 METADATA_KEY = "agentcore#metadata"
-RESERVED_KEYS = frozenset({STRATEGY_ID_KEY, METADATA_KEY})
+EXPIRES_KEY = "agentcore#expiresAt"
+EXPIRY_DAYS_KEY = "agentcore#expiryDays"
+RESERVED_KEYS = frozenset({STRATEGY_ID_KEY, METADATA_KEY, EXPIRES_KEY, EXPIRY_DAYS_KEY})
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """A record's expiry: ``days`` from ``now``; ``days=None`` clears it."""
+
+    now: datetime
+    days: int | None
+
+
 API_SOURCE = Source(kind=SourceKind.IMPORT)
 API_CONFIDENCE = 0.7  # what the cairn command gives an imported record (cairn.cli.commands)
 
@@ -46,20 +62,53 @@ def strategy_kind(memory: MemoryConfig, strategy_id: str | None) -> StrategyKind
 
 
 def packed_metadata(
-    strategy_id: str | None, metadata: dict[str, Any] | None, *, keep: dict[str, str] | None = None
+    strategy_id: str | None,
+    metadata: dict[str, Any] | None,
+    *,
+    keep: dict[str, str] | None = None,
+    expiry: Expiry | None = None,
 ) -> dict[str, str]:
-    """cairn metadata holding the wire strategy id and typed metadata (``keep``'s other keys
-    are carried over; ``None`` arguments keep what ``keep`` has for them)."""
+    """cairn metadata holding the wire strategy id, typed metadata and expiry (``keep``'s other
+    keys are carried over; ``None`` arguments keep what ``keep`` has for them)."""
     packed = dict(keep or {})
     if strategy_id is not None:
         packed[STRATEGY_ID_KEY] = strategy_id
+    if expiry is not None and expiry.days is None:
+        packed.pop(EXPIRES_KEY, None)
+        packed.pop(EXPIRY_DAYS_KEY, None)
+    elif expiry is not None and expiry.days is not None:
+        at = expiry.now + timedelta(days=expiry.days)
+        packed[EXPIRES_KEY] = at.astimezone(UTC).isoformat()
+        packed[EXPIRY_DAYS_KEY] = str(expiry.days)
     if metadata is not None:
         packed[METADATA_KEY] = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
     return packed
 
 
+def expiry_days(version: RecordVersion) -> int | None:
+    """The days of the expiry last applied to the record, if it has one."""
+    found = version.metadata.get(EXPIRY_DAYS_KEY)
+    return int(found) if found else None
+
+
+def expires_at(version: RecordVersion) -> datetime | None:
+    """When the record expires, if it was given an expiry."""
+    found = version.metadata.get(EXPIRES_KEY)
+    return datetime.fromisoformat(found) if found else None
+
+
+def expired(version: RecordVersion, now: datetime) -> bool:
+    """Whether the record's expiry has come: it is then gone from every API read."""
+    at = expires_at(version)
+    return at is not None and at <= now
+
+
 def new_record(
-    item: dict[str, Any], memory: MemoryConfig, vector: Vector | None, record_id: str
+    item: dict[str, Any],
+    memory: MemoryConfig,
+    vector: Vector | None,
+    record_id: str,
+    expiry: Expiry | None = None,
 ) -> NewRecord:
     """The cairn record a validated ``MemoryRecordCreateInput`` describes."""
     strategy_id = item.get("memoryStrategyId")
@@ -74,7 +123,7 @@ def new_record(
         confidence=API_CONFIDENCE,
         sources=(API_SOURCE,),
         valid_from=from_epoch(item["timestamp"]),
-        metadata=packed_metadata(strategy_id, item.get("metadata")),
+        metadata=packed_metadata(strategy_id, item.get("metadata"), expiry=expiry),
         vector=vector,
     )
 
@@ -95,8 +144,11 @@ def wire_metadata(version: RecordVersion) -> dict[str, Any]:
     return shown
 
 
-def record_to_wire(version: RecordVersion, *, score: float | None = None) -> dict[str, Any]:
-    """A ``MemoryRecord`` (or, with ``score``, a ``MemoryRecordSummary``)."""
+def record_to_wire(
+    version: RecordVersion, *, score: float | None = None, full: bool = False
+) -> dict[str, Any]:
+    """A ``MemoryRecordSummary`` (with ``score`` when searched), or with ``full`` a
+    ``MemoryRecord``, which also says when it expires."""
     wire: dict[str, Any] = {
         "memoryRecordId": version.record_id,
         "content": {"text": version.content},
@@ -111,4 +163,7 @@ def record_to_wire(version: RecordVersion, *, score: float | None = None) -> dic
         wire["metadata"] = metadata
     if score is not None:
         wire["score"] = score
+    expiry = expires_at(version) if full else None
+    if expiry is not None:
+        wire["expiresAt"] = to_epoch(expiry)
     return wire

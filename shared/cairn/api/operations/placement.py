@@ -15,6 +15,7 @@ from typing import Any
 
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.errors import ApiError
+from cairn.api.record_codec import expired
 from cairn.errors import InvalidInputError, RecordNotFoundError
 from cairn.memories import MemoryConfig
 from cairn.models import RecordVersion, Scope, Status
@@ -60,8 +61,8 @@ def located(
     ctx: ApiContext, memory: MemoryConfig, record_id: str, namespace: str | None = None
 ) -> tuple[Scope, RecordVersion]:
     """The scope and live head of a record placed in ``memory``; 404 if there is none, or it
-    was deleted, or it is not in ``namespace`` when one is given. The three answer alike, so
-    nobody learns that a record exists elsewhere (a foreign record looks missing)."""
+    was deleted or has expired, or it is not in ``namespace`` when one is given. All answer
+    alike, so nobody learns that a record exists elsewhere (a foreign record looks missing)."""
     absent = ApiError.not_found(f"memory record {record_id!r} does not exist")
     try:
         placement = ctx.directory.locate(memory.memory_id, record_id)
@@ -70,6 +71,8 @@ def located(
     except RecordNotFoundError:
         raise absent from None
     if head.status is not Status.ACTIVE or (namespace is not None and head.namespace != namespace):
+        raise absent
+    if expired(head, ctx.clock.now()):
         raise absent
     return scope, head
 

@@ -19,11 +19,14 @@ from cairn.api.operations.batches import BatchResult, Planned, apply_planned, ve
 from cairn.api.operations.placement import actor_for, located
 from cairn.api.record_codec import (
     API_SOURCE,
+    Expiry,
+    expiry_days,
     new_record,
     packed_metadata,
     record_to_wire,
 )
 from cairn.changes import Create, RecordPatch, Retract, Revise, Vector
+from cairn.errors import ConflictError
 from cairn.ids import new_record_id
 from cairn.memories import MemoryConfig
 from cairn.ports import RecordPlacement
@@ -31,13 +34,42 @@ from cairn.ports import RecordPlacement
 DELETE_REASON = "deleted through the AgentCore API"
 
 
-def refuse_record_expiry(params: dict[str, Any]) -> None:
-    if params.get("recordExpirySpecification") is not None:
-        raise ApiError.validation(
-            "recordExpirySpecification is not supported: cairn does not expire records; "
-            "leave it out (delete records explicitly instead)",
-            field="recordExpirySpecification",
-        )
+def _expiry_days(params: dict[str, Any], *, creating: bool) -> int | None:
+    """The days ``recordExpirySpecification`` gives (0: ``action`` REMOVE, which clears an
+    expiry and applies only to updates); ``None`` without one."""
+    spec = params.get("recordExpirySpecification")
+    if spec is None:
+        return None
+    if spec.get("action") is not None:
+        if creating:
+            field = "recordExpirySpecification.action"
+            raise ApiError.validation(
+                f"{field} applies only to BatchUpdateMemoryRecords (it clears an expiry); "
+                "give recordExpiryDurationDays",
+                field=field,
+            )
+        return 0
+    days: int = spec["recordExpiryDurationDays"]
+    return days
+
+
+def mark_records_expire(ctx: ApiContext, memory: MemoryConfig) -> None:
+    """Record on the memory, before any record is written, that its records may expire."""
+    current = memory
+    for _ in range(3):
+        if current.records_expire:
+            return
+        try:
+            ctx.memories.replace(
+                current.model_copy(
+                    update={"records_expire": True, "revision": current.revision + 1}
+                ),
+                expected_revision=current.revision,
+            )
+            return
+        except ConflictError:
+            current = ctx.memory(current.memory_id)
+    raise ApiError.conflict("the memory kept changing; retry the request")
 
 
 def _plan_creates(
@@ -45,13 +77,14 @@ def _plan_creates(
     items: list[dict[str, Any]],
     result: BatchResult,
     vectors: list[Vector | None],
+    expiry: Expiry | None,
 ) -> list[Planned]:
     planned: list[Planned] = []
     record_ids = [new_record_id() for _ in items]
     for index, (item, record_id, vector) in enumerate(zip(items, record_ids, vectors, strict=True)):
         request_id = item["requestIdentifier"]
         try:
-            record = new_record(item, memory, vector, record_id)
+            record = new_record(item, memory, vector, record_id, expiry)
         except ValidationError as exc:
             result.fail_invalid(index, record_id, exc, request_id)
             continue
@@ -76,13 +109,17 @@ def _plan_creates(
 
 def batch_create(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     memory = ctx.memory(params["memoryId"])
-    refuse_record_expiry(params)
+    days = _expiry_days(params, creating=True)
 
     def execute() -> Outcome:
         result = BatchResult()
         items = params["records"]
         vectors = vectors_for(ctx.embedder, [item["content"]["text"] for item in items])
-        planned = _plan_creates(memory, items, result, vectors)
+        expiry = None
+        if days is not None:
+            mark_records_expire(ctx, memory)
+            expiry = Expiry(now=ctx.clock.now(), days=days)
+        planned = _plan_creates(memory, items, result, vectors, expiry)
         apply_planned(ctx, memory.memory_id, planned, result)
         return as_stored(result.wire())
 
@@ -97,7 +134,12 @@ def batch_create(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _plan_update(
-    ctx: ApiContext, memory: MemoryConfig, index: int, item: dict[str, Any], vector: Vector | None
+    ctx: ApiContext,
+    memory: MemoryConfig,
+    index: int,
+    item: dict[str, Any],
+    vector: Vector | None,
+    days: int | None,
 ) -> Planned:
     record_id = item["memoryRecordId"]
     scope, head = located(ctx, memory, record_id)
@@ -108,11 +150,19 @@ def _plan_update(
             "and delete this one"
         )
     content = item.get("content")
+    # The service's rule: given days overwrite; REMOVE (0) clears; without either, a record
+    # that has an expiry gets it again from now, with the days last applied.
+    if days is None:
+        days = expiry_days(head)
+    expiry = None if days is None else Expiry(now=ctx.clock.now(), days=days or None)
     patch = RecordPatch(
         content=content["text"] if content else None,
         valid_from=from_epoch(item["timestamp"]),
         metadata=packed_metadata(
-            item.get("memoryStrategyId"), item.get("metadata"), keep=head.metadata
+            item.get("memoryStrategyId"),
+            item.get("metadata"),
+            keep=head.metadata,
+            expiry=expiry,
         ),
     )
     change = Revise(record_id=record_id, patch=patch, add_sources=(API_SOURCE,), vector=vector)
@@ -121,7 +171,9 @@ def _plan_update(
 
 def batch_update(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     memory = ctx.memory(params["memoryId"])
-    refuse_record_expiry(params)
+    days = _expiry_days(params, creating=False)
+    if days:
+        mark_records_expire(ctx, memory)
     items: list[dict[str, Any]] = params["records"]
     result = BatchResult()
     changed = [i for i, item in enumerate(items) if item.get("content")]
@@ -140,7 +192,7 @@ def batch_update(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
             if record_id in seen:
                 raise ApiError.validation("the batch names this record more than once")
             seen.add(record_id)
-            planned.append(_plan_update(ctx, memory, index, item, vectors.get(index)))
+            planned.append(_plan_update(ctx, memory, index, item, vectors.get(index), days))
         except ApiError as exc:
             result.fail(index, record_id, exc, None)
         except ValidationError as exc:
@@ -173,7 +225,7 @@ def batch_delete(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
 def get_memory_record(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     memory = ctx.memory(params["memoryId"])
     _, head = located(ctx, memory, params["memoryRecordId"], params.get("namespace"))
-    return {"memoryRecord": record_to_wire(head)}
+    return {"memoryRecord": record_to_wire(head, full=True)}
 
 
 def delete_memory_record(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:

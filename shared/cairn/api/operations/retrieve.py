@@ -24,13 +24,14 @@ no block is rendered for a scope and thrown away.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.filters import check_filters, matches
 from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of, token_position
 from cairn.api.operations.placement import actors_under, namespace_prefix
-from cairn.api.record_codec import record_to_wire, wire_metadata, wire_strategy_id
+from cairn.api.record_codec import expired, record_to_wire, wire_metadata, wire_strategy_id
 from cairn.memories import MemoryConfig
 from cairn.models import RecordVersion, Scope
 from cairn.ports import MAX_PAGE_SIZE
@@ -58,11 +59,17 @@ def _wanted(version: RecordVersion, strategy_id: str | None, filters: list[Any])
     return matches(wire_metadata(version), filters)
 
 
-def _record_filter(strategy_id: str | None, filters: list[Any]) -> RecordFilter | None:
-    if strategy_id is None and not filters:
+def _record_filter(
+    strategy_id: str | None, filters: list[Any], expiring_at: datetime | None
+) -> RecordFilter | None:
+    """What narrows a search: the strategy id, the metadata filters and, for a memory whose
+    records may expire (``expiring_at`` is then now), their expiry."""
+    if strategy_id is None and not filters and expiring_at is None:
         return None
 
     def where(version: RecordVersion) -> bool:
+        if expiring_at is not None and expired(version, expiring_at):
+            return False
         return _wanted(version, strategy_id, filters)
 
     return where
@@ -112,7 +119,7 @@ def _search(
     now = ctx.clock.now()
     found: list[_Found] = []
     searched: list[Scope] = []
-    where = _record_filter(strategy_id, filters)
+    where = _record_filter(strategy_id, filters, now if memory.records_expire else None)
     for actor in actors_under(ctx, memory, prefix):
         scope = scope_of(memory, actor)
         searched.append(scope)
@@ -154,10 +161,11 @@ def list_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str, An
     filters = params.get("metadataFilters") or []
     check_filters(filters, "metadataFilters")
     strategy_id = params.get("memoryStrategyId")
+    now = ctx.clock.now()
     found = [
         (actor, version)
         for actor, version in _records_under(ctx, memory, prefix)
-        if _wanted(version, strategy_id, filters)
+        if _wanted(version, strategy_id, filters) and not expired(version, now)
     ]
     query = {"prefix": prefix, "strategy": strategy_id, "filters": filters}
     page, token = page_of(
