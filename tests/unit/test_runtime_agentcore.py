@@ -163,6 +163,24 @@ def test_a_lesson_learned_over_http_is_in_the_next_run_s_block_and_can_be_edited
     session.close()
 
 
+def test_recall_keeps_only_records_above_the_relevance_bar_the_server_leaves_to_clients(
+    client: Any, memory_id: str
+) -> None:
+    near = _file(client, memory_id, "/facts/tg:7/", "The user drinks green tea every morning")
+    far = _file(client, memory_id, "/facts/tg:7/", "Every invoice is filed in March")
+    retrieved = client.retrieve_memory_records(
+        memoryId=memory_id,
+        namespace="/facts/tg:7/",
+        searchCriteria={"searchQuery": "green tea every morning", "topK": 10},
+    )["memoryRecordSummaries"]
+
+    block = _session(client, memory_id, actor="tg:7").start_run("green tea every morning").block
+
+    assert {r["memoryRecordId"] for r in retrieved} == {near, far}  # the service's top K
+    assert near in block
+    assert far not in block
+
+
 def test_another_actor_s_record_is_not_found_and_stays_untouched(
     client: Any, memory_id: str, stores: Stores
 ) -> None:

@@ -5,6 +5,11 @@ Turns are ``CreateEvent`` calls (each with the turn's token as ``clientToken``, 
 write is not stored twice), recall is ``RetrieveMemoryRecords``, and the tools write with
 ``BatchCreate`` / ``BatchUpdate`` / ``BatchDeleteMemoryRecords``.
 
+RetrieveMemoryRecords answers the top K whatever their similarity, scored by cosine, as the
+service does; the relevance bar is the client's (as for the SDK's Strands session manager), so
+recall keeps the hits whose score reaches ``policy.relevance_floor``, or, when none does, those
+reaching ``policy.weak_floor`` (recall's own weak fallback, without its label).
+
 The wire API names no actor on records, so over HTTP a session's scope is its memory plus the
 namespaces its templates fill with the actor id (``/facts/{actorId}/`` ...): recall reads only
 there, and a record id whose namespace is not exactly one of those is refused as not found
@@ -102,6 +107,7 @@ class AgentCoreSessionStore:
                 if self._owns(scope, summary)
             ]
         hits.sort(key=lambda hit: (-hit[0], hit[1]["memoryRecordId"]))
+        hits = _above_the_bar(hits, policy)
         items = _clamped([_item(score, summary, policy) for score, summary in hits], policy)
         items = items[: query.top_k]
         return Recalled(
@@ -195,6 +201,14 @@ class AgentCoreSessionStore:
 def _same_namespace(one: str, other: str) -> bool:
     """Equal but for one optional trailing slash (``cairn.namespace_actors``)."""
     return one.removesuffix("/") == other.removesuffix("/")
+
+
+def _above_the_bar(
+    hits: list[tuple[float, dict[str, Any]]], policy: RecallPolicy
+) -> list[tuple[float, dict[str, Any]]]:
+    """The hits whose score reaches the floor, else those reaching the weak floor."""
+    passing = [hit for hit in hits if hit[0] >= policy.relevance_floor]
+    return passing or [hit for hit in hits if hit[0] >= policy.weak_floor]
 
 
 def _item(score: float, summary: dict[str, Any], policy: RecallPolicy) -> RecalledItem:
