@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 import string
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Literal, Self
 
@@ -93,6 +93,19 @@ class SelfManagedConfig(Frozen):
     historical_context_window_size: int = Field(default=4, ge=0, le=50)
 
 
+# A record's expiry, kept in two metadata keys (the API's wire form; ``#`` never occurs in a wire
+# metadata key): when it expires (ISO 8601 UTC) and the days it was given.
+RECORD_EXPIRES_KEY = "agentcore#expiresAt"
+RECORD_EXPIRY_DAYS_KEY = "agentcore#expiryDays"
+ExpiryDays = Annotated[int, Field(ge=31, le=36_500)]
+
+
+def expiry_metadata(days: int, since: datetime) -> dict[str, str]:
+    """The metadata of a record that expires ``days`` after ``since``."""
+    at = (since + timedelta(days=days)).astimezone(UTC)
+    return {RECORD_EXPIRES_KEY: at.isoformat(), RECORD_EXPIRY_DAYS_KEY: str(days)}
+
+
 AppendedPrompt = Annotated[str, Field(min_length=1, max_length=30_000)]
 ModelId = Annotated[str, Field(min_length=1, max_length=2048)]
 
@@ -123,6 +136,9 @@ class StrategyConfig(Frozen):
     extraction_prompt: AppendedPrompt | None = None
     # A custom strategy that overrides a built-in one's prompts extracts as that one.
     override: PromptOverride | None = None
+    # Records this strategy extracts expire that many days after extraction (AgentCore's
+    # ``recordExpirySpecification`` on a strategy).
+    record_expiry_days: ExpiryDays | None = None
     created_at: UtcDatetime
     updated_at: UtcDatetime
 

@@ -53,14 +53,6 @@ REFUSED: dict[str, tuple[str, dict[str, Any]]] = {
             ],
         },
     ),
-    "record-expiry": (
-        "recordExpirySpecification",
-        {
-            "memoryStrategies": [
-                _semantic(recordExpirySpecification={"recordExpiryDurationDays": 40})
-            ]
-        },
-    ),
 }
 
 
@@ -126,3 +118,14 @@ def test_a_prompt_override_is_created_and_returned_as_given(control_plane: Any) 
         "type": "SEMANTIC_OVERRIDE",
         "extraction": {"customExtractionConfiguration": {"semanticExtractionOverride": OVERRIDE}},
     }
+
+
+def test_a_strategy_s_record_expiry_is_kept_and_returned(control_plane: Any) -> None:
+    strategy = _semantic(recordExpirySpecification={"recordExpiryDurationDays": 40})
+
+    memory = control_plane.create_memory(
+        name=unique_name(), eventExpiryDuration=7, memoryStrategies=[strategy]
+    )["memory"]
+
+    (shown,) = control_plane.get_memory(memoryId=memory["id"])["memory"]["strategies"]
+    assert shown["recordExpiryDurationDays"] == 40

@@ -1,6 +1,7 @@
 """Record expiry through the API (``recordExpirySpecification`` on BatchCreate/Update): a record
 says when it expires, and from then on it is gone from every read, as a deleted one; a retry
-never moves its expiry; records without one are untouched. On the in-memory and SQLite stores."""
+never moves its expiry; records without one are untouched. On the in-memory and SQLite stores.
+A strategy's ``recordExpirySpecification`` gives the records it extracts their expiry."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ import pytest
 
 from cairn.api.codec import to_epoch
 from cairn.clock import FixedClock
+from cairn.embed.hashing import HashingEmbedder
+from cairn.extract.triggers import BUILT_IN_TRIGGERS
+from cairn.local import offline_model
+from cairn.local.api import EmbeddedApi, serve_embedded
 from cairn.ports import Stores
 from cairn.store.sqlite import SQLiteBackend
 from cairn.testing import InMemoryBackend
 from tests.unit.api_harness import Caller, build_api, create_memory
+from tests.unit.test_api_extraction import post_turns
 from tests.unit.test_api_router import T0, records_path
 
 LIVES = {"recordExpiryDurationDays": 31}
@@ -180,3 +186,48 @@ def test_an_update_reapplies_the_last_days_and_remove_clears_them(
     assert reapplied == to_epoch(clock.now() - timedelta(days=400) + timedelta(days=31))
     assert _expires(call, memory, record_id) is None
     assert _listed(call, memory) == [record_id]  # no longer expires
+
+
+@pytest.fixture
+def extracting(tmp_path: Path, clock: FixedClock) -> Iterator[EmbeddedApi]:
+    path = tmp_path / "extracting.db"
+    embedded = serve_embedded(
+        SQLiteBackend(path, clock).stores(),
+        path,
+        embedder=HashingEmbedder(),
+        model=offline_model(),
+        clock=clock,
+        start_worker=False,
+        built_in_triggers=BUILT_IN_TRIGGERS,
+    )
+    yield embedded
+    embedded.close()
+
+
+def test_records_a_strategy_extracts_expire_after_its_days(
+    extracting: EmbeddedApi, clock: FixedClock
+) -> None:
+    call = Caller(extracting.api)
+    strategy = {
+        "semanticMemoryStrategy": {
+            "name": "facts",
+            "namespaceTemplates": ["/facts/{actorId}/"],
+            "recordExpirySpecification": LIVES,
+        }
+    }
+    memory = create_memory(call, memoryStrategies=[strategy])
+    staged_at = clock.now()
+
+    post_turns(call, memory["id"])
+    extracting.extraction.worker.run_once()
+
+    (record_id,) = _listed(call, memory)
+    got = call("GET", f"/memories/{memory['id']}/memoryRecord/{record_id}").body["memoryRecord"]
+    assert got["expiresAt"] == to_epoch(staged_at + timedelta(days=31))
+    shown = call("GET", f"/memories/{memory['id']}/details").body["memory"]["strategies"]
+    assert [s["recordExpiryDurationDays"] for s in shown] == [31]
+
+    clock.advance(seconds=31 * 86_400)
+
+    assert _listed(call, memory) == []
+    assert _retrieved(call, memory, "office Porto") == []

@@ -265,9 +265,11 @@ ROWS: tuple[Row, ...] = (
     Row(
         "CreateMemory",
         "memoryStrategies.semanticMemoryStrategy.recordExpirySpecification",
-        N,
-        "refused (any strategy): records extracted by a strategy do not expire yet; "
-        "DeleteMemoryRecord and `cairn erase` remove them",
+        D,
+        "any strategy: the records it extracts expire that many days after their rollout was "
+        "staged, then are gone from every API read (as BatchCreateMemoryRecords' expiry); "
+        "returned by GetMemory as recordExpiryDurationDays; UpdateMemory's modify sets or "
+        "(action REMOVE) clears it for records extracted from then on",
     ),
     Row(
         "CreateMemory",

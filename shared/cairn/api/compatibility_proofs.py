@@ -108,7 +108,11 @@ PROOFS: dict[tuple[str, str], str | None] = {
     ("CreateMemory", "memoryStrategies.episodicMemoryStrategy"): _CONTROL
     + "test_out_of_range_strategies_are_refused_and_nothing_is_created",
     ("CreateMemory", "memoryStrategies.semanticMemoryStrategy.memoryRecordSchema"): _REFUSED,
-    ("CreateMemory", "memoryStrategies.semanticMemoryStrategy.recordExpirySpecification"): _REFUSED,
+    (
+        "CreateMemory",
+        "memoryStrategies.semanticMemoryStrategy.recordExpirySpecification",
+    ): "tests/unit/test_api_record_expiry.py::"
+    "test_records_a_strategy_extracts_expire_after_its_days",
     ("CreateMemory", "encryptionKeyArn"): _REFUSED,
     ("CreateMemory", "streamDeliveryResources"): _REFUSED,
     ("CreateMemory", "memoryExecutionRoleArn"): _FIELDS

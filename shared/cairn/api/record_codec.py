@@ -21,18 +21,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from cairn.api.codec import from_epoch, to_epoch
 from cairn.changes import NewRecord, Vector
-from cairn.memories import MemoryConfig, StrategyKind
+from cairn.memories import (
+    RECORD_EXPIRES_KEY,
+    RECORD_EXPIRY_DAYS_KEY,
+    MemoryConfig,
+    StrategyKind,
+    expiry_metadata,
+)
 from cairn.models import RecordVersion, Source, SourceKind
 
 STRATEGY_ID_KEY = "agentcore#memoryStrategyId"
 METADATA_KEY = "agentcore#metadata"
-EXPIRES_KEY = "agentcore#expiresAt"
-EXPIRY_DAYS_KEY = "agentcore#expiryDays"
+EXPIRES_KEY = RECORD_EXPIRES_KEY
+EXPIRY_DAYS_KEY = RECORD_EXPIRY_DAYS_KEY
 RESERVED_KEYS = frozenset({STRATEGY_ID_KEY, METADATA_KEY, EXPIRES_KEY, EXPIRY_DAYS_KEY})
 
 
@@ -77,9 +83,7 @@ def packed_metadata(
         packed.pop(EXPIRES_KEY, None)
         packed.pop(EXPIRY_DAYS_KEY, None)
     elif expiry is not None and expiry.days is not None:
-        at = expiry.now + timedelta(days=expiry.days)
-        packed[EXPIRES_KEY] = at.astimezone(UTC).isoformat()
-        packed[EXPIRY_DAYS_KEY] = str(expiry.days)
+        packed.update(expiry_metadata(expiry.days, expiry.now))
     if metadata is not None:
         packed[METADATA_KEY] = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
     return packed

@@ -8,6 +8,8 @@ candidate records.
 - Records go to the strategy's namespace template with ``{actorId}``, ``{sessionId}`` and
   ``{memoryStrategyId}`` filled in; a template that does not resolve to a valid namespace (a
   custom variable extraction cannot fill, a malformed result) is refused before any model call.
+- A strategy with ``record_expiry_days`` gives each candidate that expiry, counted from the
+  rollout's staging (``cairn.memories.expiry_metadata``).
 - Every candidate is model-sourced and untrusted: one ``Source(kind=model)`` per cited event,
   each naming the rollout, the session and the role of the message's speaker (a candidate that
   cites only the user's own turns has the user's authority, ``cairn.authority``); its
@@ -32,7 +34,7 @@ from cairn.extract.prompts import (
     extraction_request,
 )
 from cairn.llm.structured import ask_structured, parse_json_model
-from cairn.memories import StrategyConfig, StrategyKind, template_variables
+from cairn.memories import StrategyConfig, StrategyKind, expiry_metadata, template_variables
 from cairn.model_request import ModelUsage, OutputSchema
 from cairn.models import NAMESPACE_PATTERN, Source, SourceKind
 from cairn.ports import ModelProvider
@@ -165,6 +167,8 @@ def candidate_record(
             f"evidence alias {unknown[0]} names no message (the messages are 1-{len(aliases)})"
         )
     cited = _distinct(aliases[alias] for alias in found.evidence)
+    days = strategy.record_expiry_days
+    expiry = expiry_metadata(days, payload.created_at) if days is not None else {}
     return NewRecord(
         namespace=namespace,
         strategy=strategy.extracts_as.value,
@@ -183,7 +187,7 @@ def candidate_record(
             )
             for message in cited
         ),
-        metadata={STRATEGY_ID_METADATA_KEY: strategy.strategy_id},
+        metadata={STRATEGY_ID_METADATA_KEY: strategy.strategy_id, **expiry},
         seen_at=max(message.event_timestamp for message in cited),
     )
 

@@ -87,6 +87,7 @@ def create_memory(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
         execution_role_arn=params.get("memoryExecutionRoleArn"),
         indexed_keys=tuple(IndexedKey.model_validate(k) for k in params.get("indexedKeys") or []),
         namespace_keys=keys,
+        records_expire=any(s.record_expiry_days is not None for s in strategies),
     )
 
     def execute() -> Outcome:

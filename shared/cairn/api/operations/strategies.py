@@ -8,7 +8,8 @@ Supported: ``semanticMemoryStrategy``, ``summaryMemoryStrategy``,
 extraction, the consolidation prompt is the one added), or no configuration. The model ids
 are kept and returned, not called: a deployment has one model provider. Refused, naming the
 field, because cairn would store them without acting on them: episodic strategies and
-``episodicOverride``, ``memoryRecordSchema`` and record expiry.
+``episodicOverride``, and ``memoryRecordSchema``. A strategy's ``recordExpirySpecification``
+makes the records it extracts expire.
 """
 
 from __future__ import annotations
@@ -148,6 +149,20 @@ def _custom_configuration(spec: dict[str, Any], field: str) -> _Custom:
     )
 
 
+def expiry_days_from_wire(spec: dict[str, Any] | None, field: str) -> int | None:
+    """A strategy's ``recordExpirySpecification`` in days; ``action`` applies to records only."""
+    if spec is None:
+        return None
+    if spec.get("action") is not None:
+        where = f"{field}.recordExpirySpecification.action"
+        raise ApiError.validation(
+            f"{where} applies to BatchUpdateMemoryRecords; give recordExpiryDurationDays",
+            field=where,
+        )
+    days: int = spec["recordExpiryDurationDays"]
+    return days
+
+
 def strategy_from_wire(
     item: dict[str, Any], field: str, now: datetime, keys: tuple[NamespaceKey, ...]
 ) -> StrategyConfig:
@@ -161,7 +176,6 @@ def strategy_from_wire(
         inner,
         {
             "memoryRecordSchema": "extraction does not fill typed metadata fields",
-            "recordExpirySpecification": "cairn does not expire records",
         },
     )
     custom = _custom_configuration(spec, inner) if kind is StrategyKind.CUSTOM else _Custom()
@@ -174,6 +188,7 @@ def strategy_from_wire(
         self_managed=custom.self_managed,
         extraction_prompt=custom.extraction_prompt,
         override=custom.override,
+        record_expiry_days=expiry_days_from_wire(spec.get("recordExpirySpecification"), inner),
         created_at=now,
         updated_at=now,
     )
@@ -223,6 +238,8 @@ def strategy_to_wire(strategy: StrategyConfig) -> dict[str, Any]:
         }
     if strategy.override is not None:
         wire["configuration"] = override_to_wire(strategy)
+    if strategy.record_expiry_days is not None:
+        wire["recordExpiryDurationDays"] = strategy.record_expiry_days
     return wire
 
 

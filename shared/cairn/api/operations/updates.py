@@ -54,11 +54,15 @@ def _modified(
         field,
         {
             "memoryRecordSchema": "extraction does not fill typed metadata fields",
-            "recordExpirySpecification": "cairn does not expire records",
         },
     )
+    expiry = change.get("recordExpirySpecification")
     values: dict[str, Any] = strategy.model_dump()
     values["updated_at"] = now
+    if expiry is not None:
+        # REMOVE clears the strategy's expiry; days set it (records already filed keep theirs).
+        removing = expiry.get("action") is not None
+        values["record_expiry_days"] = None if removing else expiry["recordExpiryDurationDays"]
     if change.get("description") is not None:
         values["description"] = change["description"]
     template = template_of(change, field, strategy.kind, keys)
@@ -129,4 +133,7 @@ def updated_memory(current: MemoryConfig, params: dict[str, Any], now: datetime)
                 "addIndexedKeys: a key is indexed already", field="addIndexedKeys"
             )
         changes["indexed_keys"] = (*current.indexed_keys, *added)
+    strategies = changes.get("strategies", current.strategies)
+    if any(s.record_expiry_days is not None for s in strategies):
+        changes["records_expire"] = True
     return current.revised(now, **changes)
