@@ -66,3 +66,26 @@ def test_the_parsers_copies_of_library_values_match_the_library() -> None:
     assert args.MAX_TOP_K == query.MAX_TOP_K
     assert tuple(kind.value for kind in SourceKind) == args.SOURCE_KINDS
     assert tuple(job.value for job in JobName) == jobs.JOB_NAMES
+
+
+# What `cairn remember`, the demos and the workers need, and a recall does not: an agent runs
+# `cairn recall` once per turn, and a whole process pays for every module it imports.
+NOT_FOR_RECALL = ("cairn.extract", "cairn.consolidate", "cairn.llm", "cairn.local.memory")
+
+
+def test_recall_command_imports_only_the_recall_path(tmp_path: Path) -> None:
+    from cairn.store.sqlite import SQLiteBackend
+
+    store = tmp_path / "memory.db"
+    SQLiteBackend(store).close()
+    program = (
+        "import sys\n"
+        "from cairn.cli import main\n"
+        f"status = main(['recall', '--store', {str(store)!r}, '--actor', 'u1', 'tea?'])\n"
+        f"loaded = sorted(m for m in sys.modules if m.startswith({NOT_FOR_RECALL!r}))\n"
+        "print('STATUS', status, 'LOADED', loaded, file=sys.stderr)\n"
+    )
+    done = _run(program)
+    # The actor has nothing yet: the command ran its whole import path and refused politely.
+    assert "STATUS 1 LOADED []" in done.stderr, done.stderr
+    assert "nothing to recall" in done.stderr

@@ -8,56 +8,23 @@ by ``cairn.cli.main``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from cairn.changes import MAX_CHANGES_PER_APPLY, Create, FoldIn, NewRecord, Retract
 from cairn.cli.errors import FAILURE_EXIT, UsageError
+from cairn.cli.opening import opened, scope_of
 from cairn.cli.output import record_line, version_json, version_lines, when
 from cairn.cli.progress import embed_with_progress
-from cairn.clock import SystemClock
 from cairn.embed.onnx import OnnxEmbedder
-from cairn.errors import NotFoundError
 from cairn.local.memory import DEFAULT_CONFIDENCE, plan_remember
-from cairn.local.store import all_records, default_namespace, open_store
-from cairn.models import RecordVersion, Scope, Source, SourceKind
-from cairn.ports import Clock, Stores
-from cairn.recall import RecallQuery, Recollection, Replay
-from cairn.recall import recall as recall_block
+from cairn.local.store import all_records, default_namespace
+from cairn.models import RecordVersion, Source, SourceKind
+from cairn.recall import Replay
 from cairn.recall import replay as replay_journal
 from cairn.visible_text import neutralised
-
-
-@dataclass(frozen=True)
-class Context:
-    """What one command works with: the caller's scope, the open stores, the clock."""
-
-    scope: Scope
-    stores: Stores
-    clock: Clock
-
-
-def scope_of(args: argparse.Namespace) -> Scope:
-    """The scope --memory and --actor name; ``ValidationError`` if either id is malformed."""
-    return Scope(memory_id=args.memory, actor_id=args.actor)
-
-
-@contextmanager
-def opened(args: argparse.Namespace, *, create: bool = False) -> Iterator[Context]:
-    """The context for ``args`` (scope from --memory/--actor, store from --store), closed after."""
-    scope = scope_of(args)
-    clock = SystemClock()
-    stores = open_store(args.store, clock, create=create)
-    try:
-        yield Context(scope=scope, stores=stores, clock=clock)
-    finally:
-        stores.close()
 
 
 def facts_of(text: str, stdin: TextIO) -> list[str]:
@@ -120,71 +87,6 @@ def remember(args: argparse.Namespace) -> int:
             f"[{version.category}, {version.trust.value}]"
         )
     return 0
-
-
-def require_known_actor(ctx: Context, store: Path) -> None:
-    """``NotFoundError`` naming the actors the store knows, if this one has neither records
-    nor events: most likely a mistyped --actor, so nothing is searched or journaled."""
-    if ctx.stores.records.list_records(ctx.scope, include_inactive=True, limit=1).items:
-        return
-    if ctx.stores.events.list_sessions(ctx.scope, limit=1).items:
-        return
-    from cairn.store.sqlite import SQLiteBackend
-
-    owner = ctx.stores.owner
-    known = (
-        sorted({c.actor_id for c in owner.inventory(ctx.scope.memory_id)})
-        if isinstance(owner, SQLiteBackend)
-        else []
-    )
-    shown = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "")
-    raise NotFoundError(
-        f"actor {ctx.scope.actor_id!r} has no records or events in memory "
-        f"{ctx.scope.memory_id!r} of {store}, so there is nothing to recall (and nothing was "
-        f"journaled); check --actor (actors here: {shown or 'none'})"
-    )
-
-
-def recall(args: argparse.Namespace) -> int:
-    """Print the rendered recall block for QUERY, then the journal id that pins it."""
-    query = RecallQuery(text=args.query, namespace_prefix=args.namespace, top_k=args.top_k)
-    if args.with_history:
-        from cairn.cli.recall_history import recall_with_history
-
-        return recall_with_history(args, query)
-    with opened(args) as ctx:
-        require_known_actor(ctx, args.store)
-        found = recall_block(
-            ctx.scope, query, stores=ctx.stores, embedder=OnnxEmbedder(), clock=ctx.clock
-        )
-    if args.json:
-        print(json.dumps(recollection_json(found), ensure_ascii=False))
-    else:
-        print(found.block)
-        print(f"journal: {found.journal_id}")
-    return 0
-
-
-def recollection_json(found: Recollection) -> dict[str, Any]:
-    """The block, its journal id, each entry (full content, score, trust) and the counts."""
-    entries = [
-        {
-            "record_id": entry.version.record_id,
-            "version": entry.version.version,
-            "score": entry.score,
-            "content": entry.version.content,
-            "shown": entry.text,
-            "trust": entry.version.trust.value,
-            "confidence": entry.version.confidence,
-        }
-        for entry in found.entries
-    ]
-    return {
-        "block": found.block,
-        "journal_id": found.journal_id,
-        "entries": entries,
-        "counts": dataclasses.asdict(found.counts),
-    }
 
 
 def history(args: argparse.Namespace) -> int:

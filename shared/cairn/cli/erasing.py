@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from cairn.cli.commands import Context, opened
 from cairn.cli.errors import UsageError
+from cairn.cli.opening import Context, opened
 from cairn.erasure import erase_actor
 from cairn.models import Status
 

@@ -145,7 +145,11 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
     sub.add_argument("--tag", action="append", default=[], help="a label; repeatable")
 
     sub = _add_command(
-        commands, "recall", _body("recall"), "recall what is relevant to a query", scoped
+        commands,
+        "recall",
+        _lazy("cairn.cli.recalling", "recall"),
+        "recall what is relevant to a query",
+        scoped,
     )
     sub.add_argument("query", metavar="QUERY")
     sub.add_argument("--top-k", type=parse_top_k, default=DEFAULT_TOP_K, metavar="N")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from cairn.cli.commands import opened, require_known_actor
+from cairn.cli.opening import opened, require_known_actor
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.history.search import recall_both, render_hits
 from cairn.recall import RecallQuery

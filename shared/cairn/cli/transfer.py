@@ -197,7 +197,7 @@ def _mem0_records(lines: list[str], scope: Scope) -> list[NewRecord]:
 def run_import(args: argparse.Namespace) -> int:
     """File the file's records into the actor's memory; print how many, and how many skipped."""
     from cairn.changes import MAX_CHANGES_PER_APPLY, Create
-    from cairn.cli.commands import opened, scope_of
+    from cairn.cli.opening import opened, scope_of
     from cairn.cli.progress import embed_with_progress
     from cairn.embed.onnx import OnnxEmbedder
     from cairn.local.store import all_records
