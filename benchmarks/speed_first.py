@@ -4,15 +4,20 @@
 benchmark filled, loads the ONNX embedder and embeds one warm-up text (so the model's load is
 not counted), then times one shipped recall (journal written) and prints JSON. That recall
 builds the scope's recall index from the store: it is what an agent's first turn after a
-restart pays. ``cairn recall`` is timed from outside, interpreter start to exit.
+restart pays. ``cairn recall`` is timed from outside, interpreter start to exit, two ways: as
+an installed package runs it (bytecode compiled once, as pip compiles at install; here into a
+private cache directory, after one untimed run) and from source with no bytecode at all (each
+import compiled afresh, as a checkout run with ``PYTHONDONTWRITEBYTECODE`` pays).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +35,7 @@ class FirstRecall:
     embedder_load_ms: float
     first_recall_ms: float
     command_ms: float
+    command_source_ms: float
 
 
 def measure_here(db: Path, question: str) -> dict[str, float]:
@@ -55,14 +61,24 @@ def measure_here(db: Path, question: str) -> dict[str, float]:
     return {"embedder_load_ms": (loaded - began) * 1000, "first_recall_ms": (done - started) * 1000}
 
 
-def _command(db: Path, question: str) -> float:
+def _command(db: Path, question: str, env: dict[str, str]) -> float:
     started = time.perf_counter()
     subprocess.run(  # noqa: S603 - our own interpreter and command
         [sys.executable, "-m", "cairn", "recall", "--store", str(db), *_scope_args(), question],
         capture_output=True,
         check=True,
+        env=env,
     )
     return (time.perf_counter() - started) * 1000
+
+
+def _environment(pycache: Path, *, compiled: bool) -> dict[str, str]:
+    """This environment, with bytecode kept in ``pycache`` (``compiled``) or never written."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    if not compiled:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
 
 
 def _scope_args() -> list[str]:
@@ -80,12 +96,18 @@ def first_recall(db: Path, question: str, records: int) -> FirstRecall:
             check=True,
         )
         measured.append(json.loads(completed.stdout))
-    commands = [_command(db, question) for _ in range(RUNS)]
+    with tempfile.TemporaryDirectory(prefix="cairn-pycache-") as folder:
+        compiled = _environment(Path(folder) / "compiled", compiled=True)
+        _command(db, question, compiled)  # compiles the bytecode; not timed
+        commands = [_command(db, question, compiled) for _ in range(RUNS)]
+        source = _environment(Path(folder) / "empty", compiled=False)
+        from_source = [_command(db, question, source) for _ in range(RUNS)]
     return FirstRecall(
         records=records,
         embedder_load_ms=statistics.median(m["embedder_load_ms"] for m in measured),
         first_recall_ms=statistics.median(m["first_recall_ms"] for m in measured),
         command_ms=statistics.median(commands),
+        command_source_ms=statistics.median(from_source),
     )
 
 
