@@ -34,7 +34,7 @@ def plot_latency(results: Sequence[SizeResult], path: Path = LATENCY_PNG) -> Pat
     embedding = [r.embedding.median for r in results]
     axes.plot(sizes, embedding, marker="s", color="tab:green", label="query embedding alone")
     floor = [r.floor for r in results]
-    axes.plot(sizes, floor, marker="x", color="black", label="floor: embedding + one M @ q")
+    axes.plot(sizes, floor, marker="x", color="black", label="floor: embedding + one pass over M")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("live records in the scope")
