@@ -193,7 +193,8 @@ def render_speed(run: SpeedRun, image: Path | None) -> str:
         "ordered pass and builds the index. `cairn recall` is timed from outside, interpreter "
         "start to exit (imports, model load, recall, journal), as an installed package runs "
         "it (bytecode compiled once beforehand, as pip does at install) and from source with "
-        "no bytecode (every import compiled afresh).",
+        "no bytecode written (as a checkout runs with `PYTHONDONTWRITEBYTECODE`: cairn's own "
+        "modules compiled afresh on every run).",
         "",
         _first_table(run),
         "",
