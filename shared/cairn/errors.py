@@ -18,6 +18,7 @@ queue retry decisions lives in one place (the API layer), keyed by these classes
     │   └── ChunkNotFoundError       no history chunk with that id in this session
     ├── ConflictError                the state moved under the caller; re-read and retry the plan
     │   ├── SnapshotConflictError    a record's head is no longer the version the planner saw
+    │   ├── ErasedMeanwhileError     an erase or retract committed after the planner's read
     │   ├── RolloutConflictError     a rollout id staged with other bytes (never retryable)
     │   ├── ChunkConflictError       a chunk that does not extend its level of the pyramid
     │   └── MemoryNameTakenError     a memory with that name exists already (never retryable)
@@ -136,6 +137,19 @@ class SnapshotConflictError(ConflictError):
             f"snapshot is stale, nothing was applied: {described}; re-read and plan again"
         )
         self.moved = tuple(moved)
+
+
+class ErasedMeanwhileError(ConflictError):
+    """An erase, erase_scope or retract committed in the scope after the planner read it;
+    nothing was applied (the erasure wins: plan again from a fresh read, or drop the work)."""
+
+    def __init__(self, expected: int, found: int) -> None:
+        super().__init__(
+            f"an erase or retract committed in this scope after the plan was read (erasures "
+            f"{expected} then, {found} now); nothing was applied: read again and plan again"
+        )
+        self.expected = expected
+        self.found = found
 
 
 class RolloutConflictError(ConflictError):

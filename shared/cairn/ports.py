@@ -165,6 +165,7 @@ class RecordStore(Protocol):
         *,
         snapshot: Mapping[str, int] | None = None,
         consume_rollouts: Sequence[str] = (),
+        erasures: int | None = None,
     ) -> tuple[RecordVersion, ...]:
         """Append the versions ``changes`` imply, all or nothing; return them in order.
 
@@ -173,8 +174,16 @@ class RecordStore(Protocol):
         ``consume_rollouts`` (at most ``MAX_CONSUMED_ROLLOUTS``, of this scope's rollout index)
         move to ``consumed`` in the same transaction
         (``cairn.rollout.consumption.plan_consumption``): a rollout consumed already raises
-        ``ConflictError`` and nothing is written.
+        ``ConflictError`` and nothing is written. With ``erasures`` (what ``erasures(scope)``
+        answered before the plan's inputs were read), an erase or retract committed since
+        raises ``ErasedMeanwhileError`` and nothing is written, checked in the same
+        transaction. An apply that retracts counts as an erasure itself.
         """
+        ...
+
+    def erasures(self, scope: Scope) -> int:
+        """How many erases, erase_scopes and retracting applies have committed in ``scope``;
+        never decreases, not even when the scope is erased (issue 17, class 7)."""
         ...
 
     def get(self, scope: Scope, record_id: str) -> RecordVersion:

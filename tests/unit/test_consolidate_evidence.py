@@ -266,7 +266,7 @@ def test_the_extraction_consumer_leaves_evidence_pending_for_consolidation(
         rollouts=bench.stores.rollouts,
         staging=bench.staging,
         memories=embedded_memory,
-        extract=lambda payload, memory: pytest.fail("evidence must not be extracted"),
+        extract=lambda payload, memory, erasures: pytest.fail("evidence must not be extracted"),
         clock=bench.clock,
     )
     notice = RolloutNotice(

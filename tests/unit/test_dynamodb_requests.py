@@ -304,7 +304,7 @@ def test_journal_put_and_get_are_one_request_each(world: World) -> None:
     assert world.log.during(lambda: journal.get(SCOPE, "j-1")) == ["GetItem"]
 
 
-def test_erasing_a_lineage_reads_each_record_once_and_writes_one_transaction(
+def test_erasing_a_lineage_counts_the_erasure_reads_each_record_once_and_writes_one_transaction(
     world: World,
 ) -> None:
     root = create(world, "Takes medication")
@@ -315,7 +315,8 @@ def test_erasing_a_lineage_reads_each_record_once_and_writes_one_transaction(
 
     sent = world.log.during(lambda: world.stores.records.erase(SCOPE, root.record_id))
 
-    assert sent == ["Query", "Query", "TransactWriteItems"]
+    # First the scope's erasure count moves (issue 17, class 7: a plan read before it fails).
+    assert sent == ["UpdateItem", "Query", "Query", "TransactWriteItems"]
 
 
 def test_erasing_a_scope_of_records_is_one_query_and_a_transaction_per_hundred_items(
@@ -325,6 +326,7 @@ def test_erasing_a_scope_of_records_is_one_query_and_a_transaction_per_hundred_i
         create(world, f"Fact {i}")
 
     assert world.log.during(lambda: world.stores.records.erase_scope(SCOPE)) == [
+        "UpdateItem",  # the scope's erasure count, before the read (issue 17, class 7)
         "Query",
         "TransactWriteItems",
     ]

@@ -281,12 +281,17 @@ class MovingHeadOnce:
         self.moved = False
 
     def apply(
-        self, scope: Any, changes: Sequence[Change], *, snapshot: Mapping[str, int] | None = None
+        self,
+        scope: Any,
+        changes: Sequence[Change],
+        *,
+        snapshot: Mapping[str, int] | None = None,
+        erasures: int | None = None,
     ) -> Any:
         if not self.moved:
             self.moved = True
             self.inner.apply(scope, [FoldIn(record_id=self.record_id)])
-        return self.inner.apply(scope, changes, snapshot=snapshot)
+        return self.inner.apply(scope, changes, snapshot=snapshot, erasures=erasures)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -16,7 +16,7 @@ Outcomes (``PassOutcome.status``), none of which consumes evidence unless it say
 - ``invalid``: the answer was refused twice, or the request could not be made small enough;
   the evidence waits for a later pass.
 - ``timeout``: the model did not answer in time, or the pass ran past ``pass_seconds``;
-  ``conflict``: a record moved before the commit. Both are ``retryable``.
+  ``conflict``: a record moved or an erase landed before the commit. Both are ``retryable``.
 - ``cancelled``: the host shut down before the commit.
 
 Store outages (``StoreUnavailableError``), throttling (``ModelUnavailableError``) and
@@ -134,6 +134,7 @@ class _Pass:
     scope: Scope
     started: datetime
     pending: Sequence[Rollout]
+    erasures: int  # an erasure since this count wins over the pass (cairn.erasure_fence)
     usage: ModelUsage = NO_USAGE
 
     def outcome(self, status: PassStatus, reason: str | None = None) -> PassOutcome:
@@ -154,8 +155,9 @@ def consolidate_scope(
     policy, clock = consolidator.policy, consolidator.clock
     started = clock.now()
     deadline = started + timedelta(seconds=policy.pass_seconds)
+    erasures = consolidator.stores.records.erasures(scope)  # first: every read comes after it
     pending = consolidator.rollouts.list_pending(scope, limit=policy.max_rollouts, kind="evidence")
-    run = _Pass(scope, started, pending)
+    run = _Pass(scope, started, pending, erasures)
     if not pending:
         return run.outcome("idle")
     payloads, unreadable = _read_evidence(consolidator, scope, pending)
@@ -253,8 +255,9 @@ def _commit(
 ) -> PassOutcome:
     consumed = tuple(r.rollout_id for r in run.pending)
     try:
-        written = consolidator.stores.records.apply(
-            run.scope, planned.changes, snapshot=snapshot, consume_rollouts=consumed
+        changes, records = planned.changes, consolidator.stores.records
+        written = records.apply(
+            run.scope, changes, snapshot=snapshot, consume_rollouts=consumed, erasures=run.erasures
         )
     except ConflictError as exc:
         return run.outcome("conflict", exc.message)

@@ -31,6 +31,7 @@ from typing import Literal
 from cairn.errors import (
     CairnError,
     ConfigurationError,
+    ErasedMeanwhileError,
     InvalidInputError,
     MemoryNotFoundError,
     RolloutNotFoundError,
@@ -38,7 +39,7 @@ from cairn.errors import (
 from cairn.extract.extractor import ExtractionOutcome, extract_rollout
 from cairn.extract.triggers import embedded_memory
 from cairn.memories import MemoryConfig
-from cairn.models import Frozen
+from cairn.models import Frozen, Scope
 from cairn.ports import (
     Clock,
     Embedder,
@@ -53,7 +54,8 @@ from cairn.rollout.payload import RolloutNotice, RolloutPayload, decode_payload
 
 log = logging.getLogger(__name__)
 
-Extract = Callable[[RolloutPayload, MemoryConfig], ExtractionOutcome]
+Extract = Callable[[RolloutPayload, MemoryConfig, int | None], ExtractionOutcome]
+"""(payload, memory, the scope's erasure count read before the rollout) -> the outcome."""
 ResolveMemory = Callable[[str], MemoryConfig]
 
 
@@ -78,6 +80,9 @@ class Consumer:
     memories: ResolveMemory
     extract: Extract
     clock: Clock
+    # The scope's erasure count (``RecordStore.erasures``), read before the rollout, so an
+    # erase or retract landing while the rollout is extracted wins (``cairn.erasure_fence``).
+    erasures: Callable[[Scope], int] | None = None
 
 
 def stored_or(memories: MemoryConfigStore | None, fallback: ResolveMemory) -> ResolveMemory:
@@ -111,9 +116,17 @@ def build_consumer(
             "DynamoDB store"
         )
 
-    def extract(payload: RolloutPayload, memory: MemoryConfig) -> ExtractionOutcome:
+    def extract(
+        payload: RolloutPayload, memory: MemoryConfig, erasures: int | None
+    ) -> ExtractionOutcome:
         return extract_rollout(
-            payload, memory, stores=stores, model=model, embedder=embedder, clock=clock
+            payload,
+            memory,
+            stores=stores,
+            model=model,
+            embedder=embedder,
+            clock=clock,
+            erasures=erasures,
         )
 
     return Consumer(
@@ -122,12 +135,27 @@ def build_consumer(
         memories=stored_or(stores.memories, embedded_memory),
         extract=extract,
         clock=clock,
+        erasures=stores.records.erasures,
     )
 
 
 def consume(notice: RolloutNotice, consumer: Consumer) -> Consumed:
-    """Extract the announced rollout's records once; see the module docstring for each case."""
+    """Extract the announced rollout's records once; see the module docstring for each case.
+
+    An erase or retract that commits in the scope while the rollout is being extracted wins:
+    the plan made before it is dropped and the rollout read and extracted once more (nothing,
+    if the erase took the rollout with it); a second one raises ``ErasedMeanwhileError``
+    (retryable), for the queue to deliver it again.
+    """
+    try:
+        return _consume(notice, consumer)
+    except ErasedMeanwhileError:
+        return _consume(notice, consumer)
+
+
+def _consume(notice: RolloutNotice, consumer: Consumer) -> Consumed:
     scope, rid = notice.scope, notice.rollout_id
+    erasures = consumer.erasures(scope) if consumer.erasures is not None else None
     try:
         rollout = consumer.rollouts.get(scope, rid)
     except RolloutNotFoundError:
@@ -144,7 +172,7 @@ def consume(notice: RolloutNotice, consumer: Consumer) -> Consumed:
     except (RolloutNotFoundError, InvalidInputError, MemoryNotFoundError) as exc:
         return _fail(consumer, rollout, f"{type(exc).__name__}: {exc.message}")
     try:
-        outcome = consumer.extract(payload, memory)
+        outcome = consumer.extract(payload, memory, erasures)
     except CairnError as exc:
         if exc.retryable:
             raise  # the queue delivers it again (a model timeout, a busy store)

@@ -130,14 +130,21 @@ def extract_rollout(
     embedder: Embedder | None,
     clock: Clock,
     policy: ExtractionPolicy = DEFAULT_EXTRACTION_POLICY,
+    erasures: int | None = None,
 ) -> ExtractionOutcome:
     """Form the rollout's candidates into records of its scope, at most once per rollout id.
+
+    ``erasures`` is the scope's erasure count read before the payload was (read here when
+    ``None``): an erase or retract committed since fails the apply with
+    ``ErasedMeanwhileError`` and writes nothing (``cairn.erasure_fence``).
 
     Raises ``ModelTimeoutError`` / ``ModelUnavailableError`` (retryable; nothing written),
     ``InvalidInputError`` for a payload of another memory or an unresolvable namespace template,
     ``ConflictError`` when a namespace's heads moved twice while it was being applied.
     """
     scope = _scope_of(payload, memory)
+    if erasures is None:
+        erasures = stores.records.erasures(scope)
     run = _Run(payload=payload, started=clock.now())
     for group in _groups(payload, memory):
         reason = _plan_group(run, scope, group, stores, model, embedder, policy)
@@ -152,6 +159,7 @@ def extract_rollout(
             model=model,
             embedder=embedder,
             policy=policy,
+            erasures=erasures,
         )
         run.written.extend(applied.written)
         run.usage += applied.usage

@@ -154,9 +154,11 @@ def one_scope_at_a_time(consumer: Consumer, locks: ScopeLocks) -> Consumer:
     """``consumer``, extracting under the scope's cross-process lock (``local.scope_locks``)."""
     extract = consumer.extract
 
-    def locked(payload: RolloutPayload, memory: MemoryConfig) -> ExtractionOutcome:
+    def locked(
+        payload: RolloutPayload, memory: MemoryConfig, erasures: int | None
+    ) -> ExtractionOutcome:
         with locks.hold(Scope(memory_id=payload.memory_id, actor_id=payload.actor_id)):
-            return extract(payload, memory)
+            return extract(payload, memory, erasures)
 
     return dataclasses.replace(consumer, extract=locked)
 

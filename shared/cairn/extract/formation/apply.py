@@ -84,14 +84,16 @@ def apply_formed(
     model: ModelProvider,
     embedder: Embedder | None,
     policy: ExtractionPolicy,
+    erasures: int | None = None,
 ) -> Applied:
     """Apply ``formed`` in one transaction; on a snapshot conflict plan once more from a fresh
     read (nothing, if another delivery of the rollout got there first). A second conflict
-    raises ``SnapshotConflictError`` (retryable)."""
+    raises ``SnapshotConflictError`` (retryable). Every apply is checked against ``erasures``
+    (``cairn.erasure_fence``): an erasure since raises ``ErasedMeanwhileError``, never re-planned
+    here, because the plan's input (the rollout) was read before the erasure."""
     try:
-        return Applied(
-            written=records.apply(scope, formed.changes, snapshot=formed.snapshot), formed=formed
-        )
+        written = records.apply(scope, formed.changes, snapshot=formed.snapshot, erasures=erasures)
+        return Applied(written=written, formed=formed)
     except SnapshotConflictError:
         pass  # the heads moved under the plan: read them again and plan once more
     state = read_namespace(scope, formed.state.namespace, records)
@@ -108,7 +110,7 @@ def apply_formed(
     )
     if again.reason is not None:
         return Applied(written=(), formed=again, usage=again.usage, reason=again.reason)
-    written = records.apply(scope, again.changes, snapshot=again.snapshot)
+    written = records.apply(scope, again.changes, snapshot=again.snapshot, erasures=erasures)
     return Applied(written=written, formed=again, usage=again.usage)
 
 

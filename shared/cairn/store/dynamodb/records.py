@@ -14,7 +14,13 @@ from cairn.changes import (
     MAX_SNAPSHOT_RECORDS,
     Change,
 )
-from cairn.errors import RecordNotFoundError, SnapshotConflictError
+from cairn.erasure_fence import erases
+from cairn.errors import (
+    ConflictError,
+    ErasedMeanwhileError,
+    RecordNotFoundError,
+    SnapshotConflictError,
+)
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport
 from cairn.store.dynamodb.client import DynamoDBClient
@@ -34,6 +40,12 @@ from cairn.store.dynamodb.codec import (
     scope_pk,
     text,
     version_sk,
+)
+from cairn.store.dynamodb.erasures import (
+    LazyHistories,
+    count_erasure,
+    fence_item,
+    read_erasures,
 )
 from cairn.store.dynamodb.listing import RecordListing
 from cairn.store.dynamodb.rollout_consumption import consumption
@@ -63,9 +75,10 @@ class DynamoDBRecordStore:
         *,
         snapshot: Mapping[str, int] | None = None,
         consume_rollouts: Sequence[str] = (),
+        erasures: int | None = None,
     ) -> tuple[RecordVersion, ...]:
         """Append the versions ``changes`` imply and consume the rollouts in one
-        TransactWriteItems, all or nothing.
+        TransactWriteItems, all or nothing (with the erasure fence, ``writes`` race 7).
 
         Requests: one BatchGetItem for the touched heads (and one for the rollouts), one
         TransactWriteItems (none when nothing is written); a conflict costs one more
@@ -84,12 +97,22 @@ class DynamoDBRecordStore:
         )
         if writes or consumed:
             checked = {**successor_checks(changes, current), **snapshot}
-            items = apply_transaction(self._table, pk, writes, heads, checked, consumed)
+            fence = fence_item(self._table, pk, erasures, bump=erases(changes))
+            extra = [*consumed, *([fence] if fence is not None else [])]
+            items = apply_transaction(self._table, pk, writes, heads, checked, extra)
             try:
                 self._db.transact(items)
-            except SnapshotConflictError as conflict:
-                raise self._name_moved(pk, conflict) from conflict
+            except ConflictError as conflict:
+                if erasures is not None and (found := self.erasures(scope)) != erasures:
+                    raise ErasedMeanwhileError(erasures, found) from conflict
+                if isinstance(conflict, SnapshotConflictError):
+                    raise self._name_moved(pk, conflict) from conflict
+                raise
         return tuple(write.version for write in writes)
+
+    def erasures(self, scope: Scope) -> int:
+        """The scope's count of committed erasures (one strongly consistent GetItem)."""
+        return read_erasures(self._db, self._table, scope_pk(scope))
 
     def _heads(self, pk: str, record_ids: Sequence[str]) -> dict[str, Head]:
         keys = [key(pk, head_sk(rid)) for rid in dict.fromkeys(record_ids)]
@@ -225,7 +248,7 @@ class DynamoDBRecordStore:
         pk = scope_pk(scope)
 
         def read() -> Histories:
-            histories = _LazyHistories(lambda rid: list(self._versions(pk, rid)))
+            histories = LazyHistories(lambda rid: list(self._versions(pk, rid)))
             if record_id not in histories:
                 raise RecordNotFoundError(record_id)
             return {rid: list(histories[rid]) for rid in lineage(record_id, histories)}
@@ -257,6 +280,7 @@ class DynamoDBRecordStore:
         return self._erase(pk, read)
 
     def _erase(self, pk: str, read: Callable[[], Histories]) -> EraseReport:
+        count_erasure(self._db, self._table, pk)  # before the read: race 7 of ``writes``
         rounds = 1
         while True:
             histories = read()
@@ -274,25 +298,3 @@ class DynamoDBRecordStore:
 
 _DATA_NAMES = {"#d": "d", "#vs": "vs"}
 _VERSION_NAMES = {"#sk": "sk", "#v": "v"}
-
-
-class _LazyHistories(Mapping[str, Sequence[RecordVersion]]):
-    """A scope's versions by record id, read on demand: ``lineage`` reads only what it follows."""
-
-    def __init__(self, read: Callable[[str], list[RecordVersion]]) -> None:
-        self._read = read
-        self._loaded: dict[str, list[RecordVersion]] = {}
-
-    def __getitem__(self, record_id: str) -> Sequence[RecordVersion]:
-        if record_id not in self._loaded:
-            found = self._read(record_id)
-            if not found:
-                raise KeyError(record_id)
-            self._loaded[record_id] = found
-        return self._loaded[record_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._loaded)
-
-    def __len__(self) -> int:
-        return len(self._loaded)

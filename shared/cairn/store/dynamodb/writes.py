@@ -55,6 +55,13 @@ from cairn.versioning import Write, tombstone
 #    n versions. Without it that version would keep its content; with it erase re-reads and
 #    tries again (tombstones are idempotent, so a partial erase is safe to repeat).
 # 6. Erase, version tombstone Put ``attribute_exists(pk)``: a tombstone never invents a version.
+# 7. The scope's erasure count (``erasures.ERASURES_SK``, ``cairn.erasure_fence``): an apply
+#    planned from reads made before an erase, erase_scope or retract checks the count it read,
+#    ``#n = :want`` (``attribute_not_exists(#n)`` for 0), in its own transaction, so an erasure
+#    that landed
+#    between the planner's read and this commit cancels it; a retracting apply adds 1 to it in
+#    the same item. Erase adds 1 (one UpdateItem) before it reads what to tombstone, so every
+#    apply either committed before the bump (and is tombstoned) or fails this condition.
 NAMES = {"#v": "v", "#st": "st"}
 
 

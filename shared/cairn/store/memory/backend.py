@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from cairn.changes import Change
 from cairn.clock import SystemClock
+from cairn.erasure_fence import check_fence, erases
 from cairn.errors import (
     EventNotFoundError,
     InvalidInputError,
@@ -79,6 +80,7 @@ class InMemoryBackend:
         self.record_generations: dict[Scope, int] = defaultdict(int)
         self.record_epoch = 0
         self.change_log = InMemoryChangeFeed(self.lock)
+        self.record_erasures: dict[Scope, int] = defaultdict(int)
         self._generations = InMemoryRecordGenerations(self)
         # One record store for every ``stores()`` bundle, so they share one recall index.
         self._records = InMemoryRecordStore(self)
@@ -144,8 +146,10 @@ class InMemoryRecordStore:
         *,
         snapshot: Mapping[str, int] | None = None,
         consume_rollouts: Sequence[str] = (),
+        erasures: int | None = None,
     ) -> tuple[RecordVersion, ...]:
         with self._b.lock:
+            check_fence(erasures, self._b.record_erasures[scope])
             records = self._b.versions[scope]
             wanted = set(touched_ids(changes)) | set(snapshot or {})
             heads = {rid: records[rid][-1] for rid in wanted if rid in records}
@@ -164,7 +168,13 @@ class InMemoryRecordStore:
                     self._b.vectors[scope][key] = values
             self._b.bump_generation(scope)
             self._b.change_log.record_writes(scope, [w.version for w in writes], now)
+            if erases(changes):
+                self._b.record_erasures[scope] += 1
             return tuple(w.version for w in writes)
+
+    def erasures(self, scope: Scope) -> int:
+        with self._b.lock:
+            return self._b.record_erasures[scope]
 
     def _versions(self, scope: Scope, record_id: str) -> list[RecordVersion]:
         found = self._b.versions.get(scope, {}).get(record_id)
@@ -250,6 +260,7 @@ class InMemoryRecordStore:
         self._b.bump_generation(scope)
         heads = [(rid, records[rid][-1].version) for rid in record_ids]
         self._b.change_log.record_erased(scope, heads, self._b.clock.now())
+        self._b.record_erasures[scope] += 1
         count = 0
         for rid in record_ids:
             records[rid] = [tombstone(v) for v in records[rid]]

@@ -43,3 +43,21 @@ class SQLiteRecordGenerations:
                 (scope.memory_id, scope.actor_id),
             ).fetchone()
         return int(row[0]) if row is not None else 0
+
+
+def erasures(conn: sqlite3.Connection, scope: Scope) -> int:
+    """The scope's count of committed erasures (``cairn.erasure_fence``)."""
+    row = conn.execute(
+        "SELECT erasures FROM record_erasures WHERE memory_id = ? AND actor_id = ?",
+        (scope.memory_id, scope.actor_id),
+    ).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def count_erasure(conn: sqlite3.Connection, scope: Scope) -> None:
+    """Count one erasure in ``scope``; call inside the erasure's write transaction."""
+    conn.execute(
+        "INSERT INTO record_erasures (memory_id, actor_id, erasures) VALUES (?, ?, 1)"
+        " ON CONFLICT (memory_id, actor_id) DO UPDATE SET erasures = erasures + 1",
+        (scope.memory_id, scope.actor_id),
+    )

@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from cairn.changes import MAX_CONSUMED_ROLLOUTS, Change
 from cairn.cursor import decode_cursor, encode_cursor
+from cairn.erasure_fence import check_fence, erases
 from cairn.errors import InvalidCursorError, RecordNotFoundError
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
 from cairn.paging import check_limit
@@ -24,7 +25,8 @@ from cairn.row_integrity import listed_versions, read_version, record_id_in
 from cairn.store.sqlite.changes import log_erased, log_writes
 from cairn.store.sqlite.codec import decode_vector, encode_time, encode_vector
 from cairn.store.sqlite.connection import SQLiteDatabase
-from cairn.store.sqlite.generations import bump
+from cairn.store.sqlite.generations import bump, count_erasure
+from cairn.store.sqlite.generations import erasures as scope_erasures
 from cairn.store.sqlite.index_rows import read_index_rows
 from cairn.store.sqlite.listing import listing_query
 from cairn.store.sqlite.rollouts import read_rollouts, save_rollout
@@ -48,10 +50,12 @@ class SQLiteRecordStore:
         *,
         snapshot: Mapping[str, int] | None = None,
         consume_rollouts: Sequence[str] = (),
+        erasures: int | None = None,
     ) -> tuple[RecordVersion, ...]:
         """Append the versions ``changes`` imply and consume the rollouts in one transaction,
         all or nothing."""
         with self._db.transaction(write=True) as conn:
+            check_fence(erasures, scope_erasures(conn, scope))
             wanted = list(dict.fromkeys([*touched_ids(changes), *(snapshot or {})]))
             heads = _heads(conn, scope, wanted)
             now = self._clock.now()
@@ -66,7 +70,14 @@ class SQLiteRecordStore:
                 save_rollout(conn, rollout)
             bump(conn, self._db, scope)
             log_writes(conn, scope, [write.version for write in writes], now)
+            if erases(changes):
+                count_erasure(conn, scope)
             return tuple(write.version for write in writes)
+
+    def erasures(self, scope: Scope) -> int:
+        """The scope's count of committed erasures (``cairn.erasure_fence``)."""
+        with self._db.transaction(write=False) as conn:
+            return scope_erasures(conn, scope)
 
     def get(self, scope: Scope, record_id: str) -> RecordVersion:
         """The record's head, whatever its status; ``RecordNotFoundError`` outside the scope."""
@@ -163,6 +174,7 @@ class SQLiteRecordStore:
             report = _erase(conn, scope, erased, versions)
             bump(conn, self._db, scope)
             log_erased(conn, scope, _heads_of(erased, versions), self._clock.now())
+            count_erasure(conn, scope)
         self._db.checkpoint()
         return report
 
@@ -174,6 +186,7 @@ class SQLiteRecordStore:
             report = _erase(conn, scope, erased, versions)
             bump(conn, self._db, scope)
             log_erased(conn, scope, _heads_of(erased, versions), self._clock.now())
+            count_erasure(conn, scope)
         self._db.checkpoint()
         return report
 
