@@ -10,7 +10,11 @@ so the mapping is resolved segment by segment, never by string prefix:
   actors is refused at write time (``AmbiguousNamespaceError``), as is one that names the
   reserved actor ``cairn:shared``;
 - a read prefix that stops inside an actor id (``/facts/u1/`` against actor ``u1/x``) names
-  another actor and never reads that one (``prefix_reads_actor``).
+  another actor and never reads that one (``prefix_reads_actor``);
+- a namespace that lies under another actor's whole namespace is refused at write time
+  (``refuse_nested_namespace``): with a template that puts segments after ``{actorId}``
+  (``/mem/{actorId}/facts/``), actor ``u1/facts``'s ``/mem/u1/facts/facts/`` would be read by
+  every read of actor ``u1``'s ``/mem/u1/facts/``, so ``u1/facts`` may not file there.
 
 ``tests/unit/test_namespace_actors.py`` and ``tests/compat/test_actor_isolation.py`` pin it.
 """
@@ -162,3 +166,44 @@ def prefix_reads_actor(memory: MemoryConfig, prefix: str, actor_id: str) -> bool
         if match is not None and match.group("actor") in shorter:
             return False
     return True
+
+
+def refuse_nested_namespace(memory: MemoryConfig, namespace: str, actor_id: str) -> None:
+    """``AmbiguousNamespaceError`` if a shorter namespace at one of ``namespace``'s segment
+    boundaries is another actor's whole namespace through a template with segments after
+    ``{actorId}``: a read of that actor's namespace would return ``actor_id``'s records."""
+    stem = _trimmed(namespace)
+    for cut in [i for i, char in enumerate(stem) if char == "/" and i > 0]:
+        above = stem[:cut]
+        for strategy in memory.strategies:
+            if _trimmed(strategy.namespace_template).endswith("{actorId}"):
+                continue  # a prefix ending at an actor id reads none of a longer id's records
+            for other in _readings(strategy, above) - {actor_id}:
+                raise AmbiguousNamespaceError(
+                    f"namespace {namespace!r} of actor {actor_id!r} lies under {above + '/'!r}, "
+                    f"the whole namespace of actor {other!r} (strategy {strategy.name}), so "
+                    f"reads of {other!r}'s memory would return it; use an actor id whose "
+                    f"segments do not spell the template's tail, or give strategy "
+                    f"{strategy.name} a template that ends with {{actorId}}"
+                )
+
+
+def refuse_nested_actor(memory: MemoryConfig, actor_id: str, session_id: str) -> None:
+    """``refuse_nested_namespace`` for every namespace the memory's templates would file this
+    actor's session in (templates with variables extraction cannot fill are skipped: it
+    refuses those itself)."""
+    for strategy in memory.strategies:
+        template = strategy.namespace_template
+        if "{actorId}" not in template:
+            continue
+        values = {
+            "actorId": actor_id,
+            "sessionId": session_id,
+            "memoryStrategyId": strategy.strategy_id,
+        }
+        if any(name not in values for name in _VARIABLE.findall(template)):
+            continue
+        namespace = template
+        for name, value in values.items():
+            namespace = namespace.replace(f"{{{name}}}", value)
+        refuse_nested_namespace(memory, namespace, actor_id)

@@ -120,6 +120,55 @@ def test_a_namespace_two_templates_read_as_different_actors_is_refused(
     assert _listed(call, memory, namespace="/") == []
 
 
+def _tailed_memory(call: Caller) -> dict[str, Any]:
+    """A memory whose template puts a segment after ``{actorId}``: actor ``u1``'s whole
+    namespace ``/mem/u1/facts/`` is also where actor ``u1/facts``'s ``/mem/u1/facts/facts/``
+    begins."""
+    strategy = {"name": "facts", "namespaceTemplates": ["/mem/{actorId}/facts/"]}
+    return create_memory(
+        call, name="tailed", memoryStrategies=[{"semanticMemoryStrategy": strategy}]
+    )
+
+
+def test_a_namespace_under_another_actors_whole_namespace_is_refused_at_write_time(
+    call: Caller, stores: Stores
+) -> None:
+    memory = _tailed_memory(call)
+    _created_id(call, memory, "/mem/u1/facts/", "u1 drinks tea")
+
+    body = _create(call, memory, "/mem/u1/facts/facts/", "planted under u1")
+
+    (failure,) = body["failedRecords"]
+    assert failure["errorCode"] == 400
+    message = failure["errorMessage"]
+    for named in ("'/mem/u1/facts/'", "'u1'", "'u1/facts'"):
+        assert named in message
+    assert "{actorId}" in message  # says what to do: a template that ends with it
+    assert _listed(call, memory, namespace="/mem/u1/facts/") == ["u1 drinks tea"]
+    assert _listed(call, memory, namespace="/") == ["u1 drinks tea"]
+
+
+def test_an_actor_whose_namespace_would_lie_under_another_actors_is_refused_its_events(
+    call: Caller, stores: Stores
+) -> None:
+    memory = _tailed_memory(call)
+    event = {
+        "actorId": "u1/facts",
+        "sessionId": "s1",
+        "eventTimestamp": T0,
+        "payload": [{"conversational": {"content": {"text": "hi"}, "role": "USER"}}],
+    }
+
+    reply = call("POST", _path(memory, "/events"), event)
+
+    assert reply.status == 400, reply.body
+    assert "'/mem/u1/facts/facts/'" in reply.body["message"]
+    scope = Scope(memory_id=memory["id"], actor_id="u1/facts")
+    assert stores.events.list_sessions(scope).items == ()
+    ok = call("POST", _path(memory, "/events"), {**event, "actorId": "u1/x"})
+    assert ok.status == 201, ok.body  # an id that spells no template tail is fine
+
+
 def test_the_reserved_shared_actor_cannot_be_named_by_a_caller(
     call: Caller, memory: dict[str, Any]
 ) -> None:

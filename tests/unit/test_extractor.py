@@ -339,6 +339,18 @@ def test_a_template_extraction_cannot_fill_is_refused_before_any_model_call(
         run(stores, STATED, ScriptedModel(), bad)
 
 
+def test_an_actor_whose_records_would_lie_under_another_actors_namespace_is_refused(
+    stores: Stores,
+) -> None:
+    # Actor "tg:12345/facts" would file under /mem/tg:12345/facts/facts/, which every read of
+    # actor "tg:12345"'s whole namespace /mem/tg:12345/facts/ also covers.
+    tailed = memory(strategy(FACTS, StrategyKind.SEMANTIC, "/mem/{actorId}/facts/"))
+    payload = STATED.model_copy(update={"actor_id": f"{ACTOR}/facts"})
+    with pytest.raises(InvalidInputError, match="lies under"):
+        run(stores, payload, ScriptedModel(), tailed)
+    assert run(stores, STATED, ScriptedModel([NOTHING]), tailed).done  # the shorter id is fine
+
+
 def test_a_rollout_of_another_memory_is_refused(stores: Stores) -> None:
     other = FACTS_ONLY.model_copy(update={"memory_id": "other-AbCdEf1234"})
     with pytest.raises(InvalidInputError, match="belongs to memory"):

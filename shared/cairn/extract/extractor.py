@@ -14,7 +14,9 @@ finishes the rest.
 Failures: a model timeout or throttling raises the retryable error before anything is written
 (every model call comes before the first apply). An answer that is still invalid after one
 retry returns an ``invalid_output`` outcome with the reason and writes nothing; the rollout
-stays pending. A namespace template that cannot resolve raises ``InvalidInputError`` first.
+stays pending. A namespace template that cannot resolve, or that would file the actor's
+records under another actor's whole namespace (``namespace_actors.refuse_nested_namespace``),
+raises ``InvalidInputError`` first.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from cairn.extract.strategies import StrategyExtraction, extract_candidates, res
 from cairn.memories import MemoryConfig, StrategyConfig
 from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
+from cairn.namespace_actors import refuse_nested_namespace
 from cairn.ports import Clock, Embedder, ModelProvider, RecordPlacement, Stores
 from cairn.rollout.payload import RolloutPayload
 
@@ -232,6 +235,7 @@ def _groups(payload: RolloutPayload, memory: MemoryConfig) -> list[_Group]:
         namespace = resolve_namespace(
             strategy, actor_id=payload.actor_id, session_id=payload.session_id
         )
+        refuse_nested_namespace(memory, namespace, payload.actor_id)
         by_namespace.setdefault(namespace, []).append(strategy)
     return [_Group(namespace, tuple(found)) for namespace, found in by_namespace.items()]
 

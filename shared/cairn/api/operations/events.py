@@ -107,9 +107,9 @@ def _append_once(
 
 def create_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     memory = ctx.memory(params["memoryId"])
-    scope = caller_scope(memory, params["actorId"])
     # sessionId is optional in the model; like IngestData, a missing one is generated.
     session_id = params.get("sessionId") or str(uuid.uuid4())
+    scope = caller_scope(memory, params["actorId"], session_id=session_id)
     event = event_input_from_wire(params, session_id=session_id)
     root = event.branch.root_event_id if event.branch else None
     if root is not None:
@@ -125,8 +125,8 @@ def create_event(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
 def ingest_data(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     """Stores the inline payload as one event of the session (generated when absent)."""
     memory = ctx.memory(params["memoryId"])
-    scope = caller_scope(memory, params["actorId"])
     session_id = params.get("sessionId") or str(uuid.uuid4())
+    scope = caller_scope(memory, params["actorId"], session_id=session_id)
     body = {
         "payload": params["source"]["inline"]["payload"],
         "contentTimestamp": params["contentTimestamp"],

@@ -23,6 +23,8 @@ from cairn.namespace_actors import (
     SHARED_ACTOR_ID,
     actor_of,
     prefix_reads_actor,
+    refuse_nested_actor,
+    refuse_nested_namespace,
     refuse_reserved_actor,
 )
 
@@ -31,16 +33,22 @@ def actor_for(memory: MemoryConfig, namespace: str, strategy_id: str | None) -> 
     """The actor whose scope a record in ``namespace`` is filed in; a validation error (and
     nothing written) when the namespace names two actors or a reserved one."""
     try:
-        return actor_of(memory, namespace, strategy_id) or SHARED_ACTOR_ID
+        actor = actor_of(memory, namespace, strategy_id)
+        if actor is not None:
+            refuse_nested_namespace(memory, namespace, actor)
     except InvalidInputError as exc:
         raise ApiError.validation(exc.message, field="namespaces") from None
+    return actor or SHARED_ACTOR_ID
 
 
-def caller_scope(memory: MemoryConfig, actor_id: str) -> Scope:
+def caller_scope(memory: MemoryConfig, actor_id: str, *, session_id: str | None = None) -> Scope:
     """The scope of the actor a caller names (events, sessions); a validation error for an
-    actor id in cairn's reserved space."""
+    actor id in cairn's reserved space, and, when the caller writes a session's events, for
+    one whose records the templates would file under another actor's namespace."""
     try:
         refuse_reserved_actor(actor_id)
+        if session_id is not None:
+            refuse_nested_actor(memory, actor_id, session_id)
     except InvalidInputError as exc:
         raise ApiError.validation(exc.message, field="actorId") from None
     return scope_of(memory, actor_id)
