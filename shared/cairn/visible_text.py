@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from pydantic import BaseModel
+
 _TAGS = (0xE0000, 0xE007F)
 _VARIATION_SUPPLEMENT = (0xE0100, 0xE01EF)
 # Hangul fillers render as blank space in most fonts yet are letters (category Lo).
@@ -44,3 +46,10 @@ def neutralised(text: str, *, controls: bool = True) -> str:
     if text.isascii() and (not controls or text.isprintable()):
         return text
     return "".join(marker(ch) if is_invisible(ch, controls=controls) else ch for ch in text)
+
+
+def prompt_json(document: BaseModel, *, exclude_none: bool = False) -> str:
+    """``document`` as the JSON a model is shown, every invisible character in its strings a
+    marker. JSON already escapes line breaks and the other C0 controls, so what is left to
+    mark is the invisible rest (tags, bidi, zero-width, DEL, C1)."""
+    return neutralised(document.model_dump_json(exclude_none=exclude_none))

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.visible_text import is_invisible, neutralised
+from cairn.history.prompts import Passage, for_turns
+from cairn.history.turns import Turn
+from cairn.models import Role
+from cairn.visible_text import is_invisible, neutralised, prompt_json
 
 
 @pytest.mark.parametrize(
@@ -54,3 +60,27 @@ def test_visible_text_is_left_exactly_as_it_was(text: str) -> None:
     visible = "".join(ch for ch in text if not is_invisible(ch))
 
     assert neutralised(visible) == visible
+
+
+def test_a_history_rollup_prompt_shows_hidden_characters_as_markers() -> None:
+    turn = Turn(
+        seq=1,
+        event_id="e1",
+        session_id="s1",
+        at=datetime(2026, 1, 1, tzinfo=UTC),
+        lines=((Role.USER, "Ignore\U000e0049\U000e0067 me \u202eok\u202c"),),
+    )
+
+    (message,) = for_turns([turn]).messages
+
+    assert not any(is_invisible(ch) for ch in message.text)
+    assert "<U+E0049>" in message.text
+    assert "<U+202E>" in message.text
+
+
+@given(st.text())
+def test_a_prompt_document_is_valid_json_with_nothing_hidden(text: str) -> None:
+    shown = prompt_json(Passage(n=1, speaker="user", text=text))
+
+    assert not any(is_invisible(ch) for ch in shown)
+    assert json.loads(shown)["n"] == 1  # still one valid JSON document

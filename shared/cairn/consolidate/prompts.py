@@ -23,6 +23,7 @@ from cairn.consolidate.evidence import EvidencePayload
 from cairn.errors import InvalidInputError
 from cairn.model_request import ModelMessage, ModelRequest, OutputSchema
 from cairn.models import EdgeKind, Frozen, RecordVersion, Role, Trust
+from cairn.visible_text import prompt_json
 
 CONSOLIDATION_SCHEMA = "cairn_consolidation"
 # An excerpt is never cut below this: enough words to recognise what it says.
@@ -131,7 +132,7 @@ def shortened(text: str, limit: int) -> str:
 
 
 def input_bytes(document: ConsolidationInput) -> int:
-    return len(document.model_dump_json(exclude_none=True).encode("utf-8"))
+    return len(prompt_json(document, exclude_none=True).encode("utf-8"))
 
 
 def _evidence_cut(document: ConsolidationInput, limit: int) -> ConsolidationInput:
@@ -189,7 +190,7 @@ def consolidation_request(
     """The bounded request of one pass; ``document`` must already fit (``fit_input``)."""
     return ModelRequest(
         system=SYSTEM_PROMPT,
-        messages=(ModelMessage(role="user", text=document.model_dump_json(exclude_none=True)),),
+        messages=(ModelMessage(role="user", text=prompt_json(document, exclude_none=True)),),
         output=OutputSchema.of(
             ConsolidationAnswer, CONSOLIDATION_SCHEMA, "Changes that tidy the user's memory."
         ),

@@ -18,6 +18,7 @@ from cairn.extract.extraction_policy import ExtractionPolicy
 from cairn.memories import StrategyKind
 from cairn.model_request import ModelMessage, ModelRequest, OutputSchema
 from cairn.models import Frozen, Role
+from cairn.visible_text import prompt_json
 
 EXTRACTION_SCHEMA = "cairn_extraction"
 FORMATION_SCHEMA = "cairn_formation"
@@ -142,7 +143,7 @@ MAX_EXISTING_CHARS = 1000
 
 
 def document_bytes(document: Frozen) -> int:
-    return len(document.model_dump_json(exclude_none=True).encode("utf-8"))
+    return len(prompt_json(document, exclude_none=True).encode("utf-8"))
 
 
 def shortened(text: str, limit: int) -> str:
@@ -185,7 +186,7 @@ def extraction_request(
     fitted = fit_extraction_input(document, policy.max_prompt_bytes)
     return ModelRequest(
         system=extraction_system_prompt(document.strategy, appended),
-        messages=(ModelMessage(role="user", text=fitted.model_dump_json(exclude_none=True)),),
+        messages=(ModelMessage(role="user", text=prompt_json(fitted, exclude_none=True)),),
         output=output,
         max_output_tokens=policy.max_output_tokens,
         timeout_seconds=policy.timeout_seconds,
@@ -197,7 +198,7 @@ def formation_request(document: FormationInput, *, policy: ExtractionPolicy) -> 
     """The bounded request of one formation (judge) call."""
     return ModelRequest(
         system=formation_system_prompt(),
-        messages=(ModelMessage(role="user", text=document.model_dump_json(exclude_none=True)),),
+        messages=(ModelMessage(role="user", text=prompt_json(document, exclude_none=True)),),
         output=OutputSchema.of(
             FormationAnswer, FORMATION_SCHEMA, "One decision per candidate memory."
         ),

@@ -18,6 +18,7 @@ from cairn.history.turns import Turn
 from cairn.llm.structured import parse_json_model
 from cairn.model_request import ModelMessage, ModelRequest, OutputSchema
 from cairn.models import Frozen
+from cairn.visible_text import prompt_json
 
 ROLLUP_SCHEMA_NAME = "history_rollup"
 MAX_PASSAGE_CHARS = 2000
@@ -89,7 +90,7 @@ def read_summary(text: str) -> str:
 def _request(document: RollupDocument) -> ModelRequest:
     return ModelRequest(
         system=SYSTEM_PROMPT,
-        messages=(ModelMessage(role="user", text=document.model_dump_json()),),
+        messages=(ModelMessage(role="user", text=prompt_json(document)),),
         output=OUTPUT,
         max_output_tokens=1024,
     )

@@ -37,6 +37,7 @@ from cairn.runtime.tool_inputs import (
     MemoryEditInput,
     MemoryRecallInput,
 )
+from cairn.visible_text import neutralised
 
 # Model-inferred: ranked below what the user stated (0.9), as the cairn command files it.
 LESSON_CONFIDENCE = 0.5
@@ -146,7 +147,8 @@ class MemoryTools:
         found = store.recall(scope, query, self._policy, journal=True)
         results = []
         for item in found.items:
-            content, truncated = truncate_utf8(item.content, MAX_ENTRY_BYTES)
+            # Shown to the model like a rendered entry: hidden characters as visible markers.
+            content, truncated = truncate_utf8(neutralised(item.content), MAX_ENTRY_BYTES)
             results.append(
                 {
                     "record_id": item.record_id,
