@@ -31,7 +31,8 @@ queue retry decisions lives in one place (the API layer), keyed by these classes
     │   └── InvalidModelOutputError  the answer is not the structure that was asked for
     ├── IntegrityError               stored data fails its own checks: tampered or corrupt
     │   ├── CorruptRecordError       a record row whose content no longer matches its digest
-    │   └── ReplayMismatchError      replay re-materialised something other than the journal
+    │   ├── ReplayMismatchError      replay re-materialised something other than the journal
+    │   └── JournalChainError        a journal entry deleted, edited or moved in its scope's chain
     ├── BotApiUnavailableError       Telegram throttled, failed or did not answer (retryable)
     ├── BotApiRejectedError          Telegram refused the request (token, chat id)
     └── StoreUnavailableError        the backend is busy or unreachable (retryable)
@@ -270,6 +271,20 @@ class ReplayMismatchError(IntegrityError):
         )
         self.journal_id = journal_id
         self.record_ids = tuple(record_ids)
+
+
+class JournalChainError(IntegrityError):
+    """The scope's journal hash chain is broken at an entry: one before it was deleted, it or
+    one after it was edited, or entries were moved (``cairn.journal_chain``)."""
+
+    def __init__(self, journal_id: str, sequence: int, reason: str) -> None:
+        super().__init__(
+            f"the recall journal of this scope is broken at entry {journal_id!r} (number "
+            f"{sequence}): {reason}; the journal was tampered with or damaged, so what it says "
+            "was shown cannot be trusted: restore it from a backup"
+        )
+        self.journal_id = journal_id
+        self.sequence = sequence
 
 
 class BotApiUnavailableError(CairnError):

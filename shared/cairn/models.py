@@ -342,6 +342,11 @@ class JournalEntry(Frozen):
     block_digest: str
     # The block carried recall's fixed weak-matches line (replay renders it again).
     weak: bool = False
+    # The scope's hash chain (``cairn.journal_chain``), set by the store when it files the
+    # entry: its place in the scope (1, 2, ...; 0 for an entry filed before chains) and the
+    # chain digest of the entry before it (``None`` for the first).
+    sequence: int = Field(default=0, ge=0)
+    previous: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
     @property
     def scope(self) -> Scope:

@@ -276,15 +276,35 @@ class EventStore(Protocol):
         ...
 
 
+class ChainHead(Frozen):
+    """The last link of a scope's journal chain: its sequence and chain digest."""
+
+    sequence: int
+    digest: str
+
+
 class JournalStore(Protocol):
     def put(self, entry: JournalEntry) -> None:
-        """Store a journal entry; entries are immutable."""
+        """File a journal entry as the next link of its scope's hash chain, in one transaction
+        with the scope's head (``cairn.journal_chain.link``: the entry's own ``sequence`` and
+        ``previous`` are replaced). Entries are immutable: a second put of an id already filed
+        changes nothing."""
         ...
 
     def get(self, scope: Scope, journal_id: str) -> JournalEntry: ...
 
+    def chain(self, scope: Scope, *, after: int = 0, limit: int = 100) -> tuple[JournalEntry, ...]:
+        """The scope's chained entries with a sequence above ``after``, in sequence order, at
+        most ``limit`` of them."""
+        ...
+
+    def head(self, scope: Scope) -> ChainHead | None:
+        """The scope's chain head; ``None`` before the first chained entry."""
+        ...
+
     def erase_scope(self, scope: Scope) -> int:
-        """Delete every journal entry of the scope (they hold queries); returns the count."""
+        """Delete every journal entry of the scope (they hold queries) and its chain head;
+        returns the count of entries."""
         ...
 
 

@@ -1,15 +1,18 @@
-"""Rewriting a stored version behind the store's back, as an attacker with write access to the
-database (or a corrupting disk) would: the SQLite file, the moto table, the in-memory fake."""
+"""Rewriting a stored version or journal entry behind the store's back, as an attacker with
+write access to the database (or a corrupting disk) would: the SQLite file, the moto table, the
+in-memory fake."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cairn.models import Scope, content_digest
+from cairn.models import JournalEntry, Scope, content_digest
 from cairn.ports import Stores
 from cairn.store.memory import InMemoryBackend
 
@@ -93,3 +96,77 @@ def _rewrite_dynamodb(
             client.put_item(TableName=table, Item=item)
             touched += 1
     assert touched, "the version to tamper with was not found"
+
+
+Edit = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def rewrite_journal(
+    backend_name: str,
+    stores: Stores,
+    path: Path,
+    scope: Scope,
+    journal_id: str,
+    edit: Edit | None,
+) -> None:
+    """Rewrite one stored journal entry's JSON with ``edit`` behind the store's back (the
+    row's own sequence column follows the JSON, as a careful forger would make it), or delete
+    the entry when ``edit`` is None."""
+    if backend_name == "memory":
+        owner = stores.owner
+        assert isinstance(owner, InMemoryBackend)
+        filed = owner.journal[scope]
+        if edit is None:
+            del filed[journal_id]
+        else:
+            document = edit(filed[journal_id].model_dump(mode="json"))
+            filed[journal_id] = JournalEntry.model_validate(document)
+        return
+    if backend_name == "sqlite":
+        _rewrite_sqlite_journal(path / "cairn.db", scope, journal_id, edit)
+        return
+    if backend_name == "dynamodb":
+        _rewrite_dynamodb_journal(path, journal_id, edit)
+        return
+    raise AssertionError(f"no way to tamper with backend {backend_name!r}")
+
+
+def _rewrite_sqlite_journal(db: Path, scope: Scope, journal_id: str, edit: Edit | None) -> None:
+    where = (scope.memory_id, scope.actor_id, journal_id)
+    with sqlite3.connect(db) as conn:
+        if edit is None:
+            conn.execute(
+                "DELETE FROM journal WHERE memory_id = ? AND actor_id = ? AND journal_id = ?", where
+            )
+        else:
+            (data,) = conn.execute(
+                "SELECT data FROM journal WHERE memory_id = ? AND actor_id = ? AND journal_id = ?",
+                where,
+            ).fetchone()
+            document = edit(json.loads(data))
+            conn.execute(
+                "UPDATE journal SET data = ?, sequence = ? WHERE memory_id = ? AND actor_id = ?"
+                " AND journal_id = ?",
+                (json.dumps(document), document["sequence"], *where),
+            )
+    conn.close()
+
+
+def _rewrite_dynamodb_journal(path: Path, journal_id: str, edit: Edit | None) -> None:
+    import boto3
+
+    from tests.conformance.backends import _moto_client
+
+    client = _moto_client(boto3)
+    table = json.loads((path / "dynamodb-tables.json").read_text())["items"]
+    touched = 0
+    for item in client.scan(TableName=table)["Items"]:
+        if item["sk"]["S"] != f"J#{journal_id}":
+            continue
+        if edit is None:
+            client.delete_item(TableName=table, Key={"pk": item["pk"], "sk": item["sk"]})
+        else:
+            item["d"] = {"S": json.dumps(edit(json.loads(item["d"]["S"])))}
+            client.put_item(TableName=table, Item=item)
+        touched += 1
+    assert touched == 1, "the journal entry to tamper with was not found"

@@ -214,5 +214,12 @@ def test_journal_erase_scope_deletes_only_that_scopes_entries(stores: Stores) ->
     for journal_id in ("j-1", "j-2"):
         with pytest.raises(JournalNotFoundError):
             stores.journal.get(SCOPE, journal_id)
-    assert stores.journal.get(OTHER_ACTOR, "j-1") == journal_entry("j-1", OTHER_ACTOR)
-    assert stores.journal.get(OTHER_MEMORY, "j-3") == journal_entry("j-3", OTHER_MEMORY)
+    first_link = {"sequence": 1}  # each scope's own chain starts at 1
+    assert stores.journal.get(OTHER_ACTOR, "j-1") == journal_entry("j-1", OTHER_ACTOR).model_copy(
+        update=first_link
+    )
+    assert stores.journal.get(OTHER_MEMORY, "j-3") == journal_entry("j-3", OTHER_MEMORY).model_copy(
+        update=first_link
+    )
+    assert stores.journal.head(SCOPE) is None
+    assert stores.journal.chain(SCOPE) == ()

@@ -297,10 +297,12 @@ def test_a_keyed_append_is_one_transaction_and_its_repeat_reads_two_items(world:
     assert again == ["TransactWriteItems", "GetItem", "GetItem"]  # cancelled; guard; event
 
 
-def test_journal_put_and_get_are_one_request_each(world: World) -> None:
+def test_journal_put_reads_the_chain_head_and_writes_one_transaction(world: World) -> None:
     journal = world.stores.journal
 
-    assert world.log.during(lambda: journal.put(entry("j-1"))) == ["PutItem"]
+    # Filing links the entry to its scope's chain (issue 17, class 8): the head must be read
+    # before the entry that cites it can be written, so a put is two requests, not one.
+    assert world.log.during(lambda: journal.put(entry("j-1"))) == ["GetItem", "TransactWriteItems"]
     assert world.log.during(lambda: journal.get(SCOPE, "j-1")) == ["GetItem"]
 
 

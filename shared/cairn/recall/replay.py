@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.errors import RecordNotFoundError, ReplayMismatchError
+from cairn.journal_chain import verify_from
 from cairn.models import JournalEntry, RecordVersion, Scope, Status
 from cairn.ports import Stores
 from cairn.recall.budget import block_entry
@@ -41,9 +42,13 @@ class Replay:
 def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
     """Re-render journal entry ``journal_id`` of ``scope`` from its pinned versions, no search.
 
-    Raises ``JournalNotFoundError`` when the entry is not in this scope.
+    Raises ``JournalNotFoundError`` when the entry is not in this scope, ``JournalChainError``
+    when the scope's journal chain is broken from this entry to its head (an entry deleted,
+    edited or moved: ``cairn.journal_chain``), ``ReplayMismatchError`` when a pinned version
+    is not what the journal pinned.
     """
     entry = stores.journal.get(scope, journal_id)
+    verify_from(stores.journal, entry)
     max_entry_bytes = int(entry.policy.get("max_entry_bytes") or DEFAULT_POLICY.max_entry_bytes)
     versions: list[RecordVersion] = []
     entries: list[BlockEntry] = []

@@ -30,8 +30,9 @@ from cairn.store.dynamodb.api_state import DynamoDBIdempotencyStore, DynamoDBMem
 from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.directory import DynamoDBRecordDirectory
-from cairn.store.dynamodb.events import DynamoDBEventStore, DynamoDBJournalStore
+from cairn.store.dynamodb.events import DynamoDBEventStore
 from cairn.store.dynamodb.jobs import DynamoDBJobLog
+from cairn.store.dynamodb.journal import DynamoDBJournalStore
 from cairn.store.dynamodb.records import DynamoDBRecordStore
 from cairn.store.dynamodb.rollouts import DynamoDBRolloutStore
 

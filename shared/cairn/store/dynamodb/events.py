@@ -1,4 +1,4 @@
-"""``EventStore`` and ``JournalStore`` on DynamoDB.
+"""``EventStore`` on DynamoDB (the journal is in ``journal``).
 
 An event is one item in its session's partition, sorted by (timestamp, event id). Appending
 it and counting it are one transaction: the session summary (``S#<scope>``, sort key = session
@@ -15,32 +15,27 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.cursor import decode_cursor, encode_cursor
-from cairn.errors import ConflictError, EventNotFoundError, InvalidCursorError, JournalNotFoundError
+from cairn.errors import ConflictError, EventNotFoundError, InvalidCursorError
 from cairn.ids import new_event_id
-from cairn.models import Event, EventInput, JournalEntry, Page, Scope, SessionSummary
+from cairn.models import Event, EventInput, Page, Scope, SessionSummary
 from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_key
 from cairn.store.dynamodb.append_keys import forget_scope, guard_puts, stored_under
 from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
-    JOURNAL_FROM,
     Item,
     actors_pk,
     check_item_size,
     decode_event,
-    decode_journal,
     decode_time,
     event_item,
     event_sk,
     events_pk,
-    journal_item,
-    journal_sk,
     key,
     n,
     number,
     s,
-    scope_pk,
     sessions_pk,
     text,
 )
@@ -237,47 +232,6 @@ class DynamoDBEventStore:
         forget_scope(self._db, self._table, scope)
         self._summaries.forget(actor_key, seen=actor_seen, deleted=deleted)
         return deleted
-
-
-class DynamoDBJournalStore:
-    """Recall journal entries in the items table; behaves like ``InMemoryJournalStore``."""
-
-    def __init__(self, db: DynamoDBClient, table: str) -> None:
-        self._db = db
-        self._table = table
-
-    def put(self, entry: JournalEntry) -> None:
-        """Store a journal entry (one PutItem; the same id again replaces it, as in memory)."""
-        item = journal_item(entry)
-        check_item_size(item, "the journal entry", "record fewer selected entries")
-        self._db.call("put_item", TableName=self._table, Item=item)
-
-    def get(self, scope: Scope, journal_id: str) -> JournalEntry:
-        """The entry; ``JournalNotFoundError`` if it is not in this scope (one GetItem)."""
-        found = self._db.call(
-            "get_item",
-            TableName=self._table,
-            Key=key(scope_pk(scope), journal_sk(journal_id)),
-            ConsistentRead=True,
-        ).get("Item")
-        if found is None:
-            raise JournalNotFoundError(journal_id)
-        return decode_journal(found)
-
-    def erase_scope(self, scope: Scope) -> int:
-        """Delete every journal entry of the scope: one Query, then 25 deletes a request."""
-        keys = [
-            key(text(item, "pk"), text(item, "sk"))
-            for item in self._db.query(
-                TableName=self._table,
-                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-                ExpressionAttributeValues={":pk": s(scope_pk(scope)), ":prefix": s(JOURNAL_FROM)},
-                ProjectionExpression="pk, sk",
-                ConsistentRead=True,
-            )
-        ]
-        self._db.batch_delete(self._table, keys)
-        return len(keys)
 
 
 def _after_query(table: str, pk: str, after: str | None, limit: int | None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from cairn.errors import (
     RecordNotFoundError,
 )
 from cairn.ids import new_event_id
+from cairn.journal_chain import link
 from cairn.models import (
     EmbedderId,
     Event,
@@ -43,7 +44,14 @@ from cairn.models import (
     namespace_matches,
 )
 from cairn.paging import check_limit, event_sort_key, page_after
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, Stores, check_append_key
+from cairn.ports import (
+    DEFAULT_PAGE_SIZE,
+    ChainHead,
+    Clock,
+    EraseReport,
+    Stores,
+    check_append_key,
+)
 from cairn.rollout.consumption import plan_consumption
 from cairn.store.memory.api_state import (
     ApiState,
@@ -72,6 +80,7 @@ class InMemoryBackend:
         self.events: dict[Scope, dict[str, dict[str, Event]]] = defaultdict(dict)
         self.append_keys = AppendKeys(self.events, self.clock)
         self.journal: dict[Scope, dict[str, JournalEntry]] = defaultdict(dict)
+        self.journal_heads: dict[Scope, ChainHead] = {}
         self.api_state = ApiState(lock=self.lock)
         self.rollout_rows = RolloutRows()
         self.chunk_rows = chunk_rows()
@@ -386,7 +395,21 @@ class InMemoryJournalStore:
 
     def put(self, entry: JournalEntry) -> None:
         with self._b.lock:
-            self._b.journal[entry.scope][entry.journal_id] = entry
+            filed = self._b.journal[entry.scope]
+            if entry.journal_id in filed:
+                return  # immutable: the first filing stands
+            linked, head = link(entry, self._b.journal_heads.get(entry.scope))
+            filed[entry.journal_id] = linked
+            self._b.journal_heads[entry.scope] = head
+
+    def chain(self, scope: Scope, *, after: int = 0, limit: int = 100) -> tuple[JournalEntry, ...]:
+        with self._b.lock:
+            found = [e for e in self._b.journal.get(scope, {}).values() if e.sequence > after]
+        return tuple(sorted(found, key=lambda e: e.sequence)[:limit])
+
+    def head(self, scope: Scope) -> ChainHead | None:
+        with self._b.lock:
+            return self._b.journal_heads.get(scope)
 
     def get(self, scope: Scope, journal_id: str) -> JournalEntry:
         with self._b.lock:
@@ -397,4 +420,5 @@ class InMemoryJournalStore:
 
     def erase_scope(self, scope: Scope) -> int:
         with self._b.lock:
+            self._b.journal_heads.pop(scope, None)
             return len(self._b.journal.pop(scope, {}))

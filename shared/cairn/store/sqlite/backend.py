@@ -37,10 +37,11 @@ from cairn.store.sqlite.changes import SQLiteChangeFeed
 from cairn.store.sqlite.chunks import SQLiteChunkStore
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
-from cairn.store.sqlite.events import SQLiteEventStore, SQLiteJournalStore
+from cairn.store.sqlite.events import SQLiteEventStore
 from cairn.store.sqlite.generations import SQLiteRecordGenerations
 from cairn.store.sqlite.inventory import ScopeCounts, count_scopes
 from cairn.store.sqlite.jobs import SQLiteJobLog
+from cairn.store.sqlite.journal import SQLiteJournalStore
 from cairn.store.sqlite.records import SQLiteRecordStore
 from cairn.store.sqlite.rollouts import SQLiteRolloutStore
 

@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from cairn.cursor import decode_cursor, encode_cursor
-from cairn.errors import EventNotFoundError, InvalidCursorError, JournalNotFoundError
+from cairn.errors import EventNotFoundError, InvalidCursorError
 from cairn.ids import new_event_id
-from cairn.models import Event, EventInput, JournalEntry, Page, Scope, SessionSummary
+from cairn.models import Event, EventInput, Page, Scope, SessionSummary
 from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_key
 from cairn.store.sqlite import append_keys
@@ -196,51 +196,5 @@ class SQLiteEventStore:
                 (scope.memory_id, scope.actor_id),
             ).rowcount
             append_keys.forget_scope(conn, scope)
-        self._db.checkpoint()
-        return int(deleted)
-
-
-class SQLiteJournalStore:
-    """Recall journal entries in one SQLite file; behaves exactly like ``InMemoryJournalStore``."""
-
-    def __init__(self, db: SQLiteDatabase) -> None:
-        self._db = db
-
-    def put(self, entry: JournalEntry) -> None:
-        """Store a journal entry (a second put of the same id replaces it, as in memory).
-
-        Committed without an fsync: see ``cairn.store.sqlite.connection`` for what a power
-        loss can take (a process crash takes nothing once this returns)."""
-        with self._db.transaction(write=True, fsync=False) as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO journal (memory_id, actor_id, journal_id, created_at, data)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (
-                    entry.memory_id,
-                    entry.actor_id,
-                    entry.journal_id,
-                    encode_time(entry.created_at),
-                    entry.model_dump_json(),
-                ),
-            )
-
-    def get(self, scope: Scope, journal_id: str) -> JournalEntry:
-        """The entry; ``JournalNotFoundError`` if it is not in this scope."""
-        with self._db.transaction(write=False) as conn:
-            row = conn.execute(
-                "SELECT data FROM journal WHERE memory_id = ? AND actor_id = ? AND journal_id = ?",
-                (scope.memory_id, scope.actor_id, journal_id),
-            ).fetchone()
-        if row is None:
-            raise JournalNotFoundError(journal_id)
-        return JournalEntry.model_validate_json(row[0])
-
-    def erase_scope(self, scope: Scope) -> int:
-        """Delete every journal entry of the scope, content overwritten; returns the count."""
-        with self._db.transaction(write=True) as conn:
-            deleted = conn.execute(
-                "DELETE FROM journal WHERE memory_id = ? AND actor_id = ?",
-                (scope.memory_id, scope.actor_id),
-            ).rowcount
         self._db.checkpoint()
         return int(deleted)
