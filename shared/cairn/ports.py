@@ -181,6 +181,12 @@ class RecordStore(Protocol):
         """
         ...
 
+    def actors(self, memory_id: str) -> tuple[str, ...]:
+        """Every actor of ``memory_id`` holding a record, sorted: none is missed (erasing a
+        memory relies on it); an actor whose records were each erased one by one may still be
+        listed, one whose scope was erased is not."""
+        ...
+
     def erasures(self, scope: Scope) -> int:
         """How many erases, erase_scopes and retracting applies have committed in ``scope``;
         never decreases, not even when the scope is erased (issue 17, class 7)."""

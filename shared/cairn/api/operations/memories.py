@@ -132,7 +132,9 @@ def update_memory(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _actors_of(ctx: ApiContext, memory_id: str) -> set[str]:
-    actors = set(ctx.directory.actors(memory_id))
+    """Every actor with anything in the memory: API placements, events, and records no
+    placement names (``cairn remember`` into an API memory)."""
+    actors = set(ctx.directory.actors(memory_id)) | set(ctx.records.actors(memory_id))
     cursor: str | None = None
     while True:
         page = ctx.events.list_actors(memory_id, limit=MAX_PAGE_SIZE, cursor=cursor)

@@ -1,8 +1,11 @@
 """What erase needs on DynamoDB: the scope's erasure count (race 7 of ``writes``,
-``cairn.erasure_fence``) and the lazily read histories a record's lineage follows.
+``cairn.erasure_fence``), the actor markers erasing a whole memory lists (``RA#<memory>``,
+sort key = actor id, put by every apply that creates a record, deleted by erase_scope) and the
+lazily read histories a record's lineage follows.
 
-One item per scope, ``pk`` = the scope's records partition, ``sk`` = ``ERASURES``, attribute
-``n``: added to (never set, never deleted) by erase, erase_scope and a retracting apply.
+The count is one item per scope, ``pk`` = the scope's records partition, ``sk`` =
+``ERASURES``, attribute ``n``: added to (never set, never deleted) by erase, erase_scope and a
+retracting apply.
 """
 
 from __future__ import annotations
@@ -10,11 +13,76 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from cairn.models import RecordVersion
+from cairn.errors import SnapshotConflictError
+from cairn.models import RecordVersion, Scope
+from cairn.ports import EraseReport
 from cairn.store.dynamodb.client import DynamoDBClient
-from cairn.store.dynamodb.codec import Item, key, n, number
+from cairn.store.dynamodb.codec import Item, key, n, number, s, scope_pk, text
+from cairn.store.dynamodb.writes import erase_transactions
+from cairn.versioning import Write
 
 ERASURES_SK = "ERASURES"
+# An erase that keeps losing its head conditions to concurrent applies gives up after this
+# many rounds with SnapshotConflictError (retryable; erase is idempotent).
+_ERASE_ROUNDS = 3
+
+Histories = dict[str, list[RecordVersion]]
+
+
+def erase_histories(
+    db: DynamoDBClient, table: str, pk: str, read: Callable[[], Histories]
+) -> EraseReport:
+    """Count the erasure (race 7 of ``writes``), then tombstone what ``read`` finds, reading
+    again when an apply moved a head meanwhile."""
+    count_erasure(db, table, pk)  # before the read
+    rounds = 1
+    while True:
+        histories = read()
+        try:
+            for items in erase_transactions(table, pk, histories):
+                db.transact(items)
+        except SnapshotConflictError:
+            if rounds == _ERASE_ROUNDS:
+                raise
+            rounds += 1
+            continue  # an apply moved a head meanwhile: read again, tombstone again
+        count = sum(len(versions) for versions in histories.values())
+        return EraseReport(record_ids=tuple(histories), versions=count)
+
+
+def actors_pk(memory_id: str) -> str:
+    return f"RA#{memory_id}"
+
+
+def fence_items(
+    table: str, scope: Scope, writes: Sequence[Write], expected: int | None, bump: bool
+) -> list[Item]:
+    """The extra items of an apply: the erasure fence (race 7), and the actor marker when the
+    apply creates a record (an idempotent Put: the actor holds records)."""
+    items: list[Item] = []
+    fence = fence_item(table, scope_pk(scope), expected, bump=bump)
+    if fence is not None:
+        items.append(fence)
+    if any(write.expected_head is None for write in writes):
+        marker = key(actors_pk(scope.memory_id), scope.actor_id)
+        items.append({"Put": {"TableName": table, "Item": marker}})
+    return items
+
+
+def read_actors(db: DynamoDBClient, table: str, memory_id: str) -> tuple[str, ...]:
+    """The actors with a marker in ``memory_id``, sorted (one strongly consistent Query)."""
+    found = db.query(
+        TableName=table,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": s(actors_pk(memory_id))},
+        ProjectionExpression="sk",
+        ConsistentRead=True,
+    )
+    return tuple(sorted(text(item, "sk") for item in found))
+
+
+def forget_actor(db: DynamoDBClient, table: str, scope: Scope) -> None:
+    db.call("delete_item", TableName=table, Key=key(actors_pk(scope.memory_id), scope.actor_id))
 
 
 def read_erasures(db: DynamoDBClient, table: str, pk: str) -> int:

@@ -42,21 +42,18 @@ from cairn.store.dynamodb.codec import (
     version_sk,
 )
 from cairn.store.dynamodb.erasures import (
+    Histories,
     LazyHistories,
-    count_erasure,
-    fence_item,
+    erase_histories,
+    fence_items,
+    forget_actor,
+    read_actors,
     read_erasures,
 )
 from cairn.store.dynamodb.listing import RecordListing
 from cairn.store.dynamodb.rollout_consumption import consumption
-from cairn.store.dynamodb.writes import Head, apply_transaction, erase_transactions
+from cairn.store.dynamodb.writes import Head, apply_transaction
 from cairn.versioning import lineage, plan_writes, successor_checks, touched_ids
-
-# An erase that keeps losing its head conditions to concurrent applies gives up after this
-# many rounds with SnapshotConflictError (retryable; erase is idempotent).
-_ERASE_ROUNDS = 3
-
-Histories = dict[str, list[RecordVersion]]
 
 
 class DynamoDBRecordStore:
@@ -97,8 +94,7 @@ class DynamoDBRecordStore:
         )
         if writes or consumed:
             checked = {**successor_checks(changes, current), **snapshot}
-            fence = fence_item(self._table, pk, erasures, bump=erases(changes))
-            extra = [*consumed, *([fence] if fence is not None else [])]
+            extra = [*consumed, *fence_items(self._table, scope, writes, erasures, erases(changes))]
             items = apply_transaction(self._table, pk, writes, heads, checked, extra)
             try:
                 self._db.transact(items)
@@ -109,6 +105,10 @@ class DynamoDBRecordStore:
                     raise self._name_moved(pk, conflict) from conflict
                 raise
         return tuple(write.version for write in writes)
+
+    def actors(self, memory_id: str) -> tuple[str, ...]:
+        """One Query of the memory's actor markers (``erasures.actor_marker``)."""
+        return read_actors(self._db, self._table, memory_id)
 
     def erasures(self, scope: Scope) -> int:
         """The scope's count of committed erasures (one strongly consistent GetItem)."""
@@ -277,23 +277,12 @@ class DynamoDBRecordStore:
                 )
             return histories
 
-        return self._erase(pk, read)
+        erased = self._erase(pk, read)
+        forget_actor(self._db, self._table, scope)  # after: a racing create is fenced
+        return erased
 
     def _erase(self, pk: str, read: Callable[[], Histories]) -> EraseReport:
-        count_erasure(self._db, self._table, pk)  # before the read: race 7 of ``writes``
-        rounds = 1
-        while True:
-            histories = read()
-            try:
-                for items in erase_transactions(self._table, pk, histories):
-                    self._db.transact(items)
-            except SnapshotConflictError:
-                if rounds == _ERASE_ROUNDS:
-                    raise
-                rounds += 1
-                continue  # an apply moved a head meanwhile: read again, tombstone again
-            count = sum(len(versions) for versions in histories.values())
-            return EraseReport(record_ids=tuple(histories), versions=count)
+        return erase_histories(self._db, self._table, pk, read)
 
 
 _DATA_NAMES = {"#d": "d", "#vs": "vs"}

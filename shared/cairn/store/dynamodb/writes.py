@@ -9,7 +9,8 @@ snapshot condition on the head Put: ``plan_writes`` already checked the two vers
 Item count: a change writes at most two records (supersede), two items each, so 16 changes are
 at most 64 items, and 32 snapshot checks make 96, under DynamoDB's 100. Vectors add no item:
 their bytes ride in the version item that brought them (``codec.version_item``). Consumed
-rollouts add two items each (``rollout_consumption``); a batch over 100 is refused.
+rollouts add two items each (``rollout_consumption``), the erasure fence and the memory's
+marker of the actor (``erasures``) one each; a batch over 100 is refused.
 A ``SupersedeBy`` successor the batch does not write gets a ConditionCheck like a snapshot
 record (race 4): it must still be the live head the plan saw.
 """

@@ -181,6 +181,17 @@ class InMemoryRecordStore:
                 self._b.record_erasures[scope] += 1
             return tuple(w.version for w in writes)
 
+    def actors(self, memory_id: str) -> tuple[str, ...]:
+        with self._b.lock:
+            return tuple(
+                sorted(
+                    scope.actor_id
+                    for scope, records in self._b.versions.items()
+                    if scope.memory_id == memory_id
+                    and any(chain[-1].status is not Status.ERASED for chain in records.values())
+                )
+            )
+
     def erasures(self, scope: Scope) -> int:
         with self._b.lock:
             return self._b.record_erasures[scope]

@@ -74,6 +74,16 @@ class SQLiteRecordStore:
                 count_erasure(conn, scope)
             return tuple(write.version for write in writes)
 
+    def actors(self, memory_id: str) -> tuple[str, ...]:
+        """Actors of the memory with a head that is not erased."""
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT actor_id FROM record_heads WHERE memory_id = ?"
+                " AND status != 'erased' ORDER BY actor_id",
+                (memory_id,),
+            ).fetchall()
+        return tuple(str(row[0]) for row in rows)
+
     def erasures(self, scope: Scope) -> int:
         """The scope's count of committed erasures (``cairn.erasure_fence``)."""
         with self._db.transaction(write=False) as conn:
