@@ -158,6 +158,21 @@ def test_one_actor_is_restored_as_of_the_backup_and_no_one_else_moves(
     assert (again.written, again.deleted) == (0, 0)
 
 
+def test_a_restore_never_rewinds_the_erasure_count_and_brings_back_the_actor_marker(
+    client: Any, stores: Stores, clock: FixedClock
+) -> None:
+    back_up_then_change(client, stores, clock)
+    before = stores.records.erasures(ALICE)  # the erase after the backup moved it
+    assert ALICE.actor_id not in stores.records.actors(ALICE.memory_id)
+
+    restore_actor(DynamoDBClient(client), ALICE, source=RESTORED, target=LIVE)
+
+    # A plan read before the restore (against the live count) must not land after it, and the
+    # count must not go back to a value a plan read before the erase could still hold.
+    assert stores.records.erasures(ALICE) > before
+    assert ALICE.actor_id in stores.records.actors(ALICE.memory_id)  # DeleteMemory finds her
+
+
 def cli(*extra: str) -> list[str]:
     return [
         "restore-actor",

@@ -9,7 +9,9 @@ exactly as it did at the restore point while every other actor keeps what it has
 A scope's items, by the key design (docs/dynamodb.md), found with Queries and GetItems, never a
 Scan of anyone else's data:
 
-- items table: partition ``R#<scope>`` (heads, versions, journal, counters, rollouts); in
+- items table: partition ``R#<scope>`` (heads, versions, journal and its chain head, counters,
+  rollouts; the erasure count is kept live and counts the restore as one more erasure), the
+  actor's marker in ``RA#<memory>``; in
   ``D#<memory>``, the actor's placements ``A#<actor>|<record>``, the records' ``R#<record>``
   entries and the per-namespace counts ``N#<namespace>|<actor>``;
 - events table: ``S#<scope>`` (session summaries), each session's ``E#<scope>|<session>`` and
@@ -32,6 +34,8 @@ from cairn.models import Scope
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import Item, actors_pk, key, s, scope_pk, sessions_pk, text
 from cairn.store.dynamodb.directory import directory_pk
+from cairn.store.dynamodb.erasures import ERASURES_SK, count_erasure
+from cairn.store.dynamodb.erasures import actors_pk as records_actors_pk
 
 _BATCH = 25
 
@@ -57,15 +61,22 @@ def restore_actor(
     point-in-time restore); every other scope is left as it is."""
     written = deleted = 0
     for role in ("items", "events"):
-        wanted = _by_key(actor_items(db, scope, role, source))
-        present = _by_key(actor_items(db, scope, role, target))
+        # The live erasure count is kept, never rewound (cairn.erasure_fence).
+        wanted = _by_key(i for i in actor_items(db, scope, role, source) if not _count(i))
+        present = _by_key(i for i in actor_items(db, scope, role, target) if not _count(i))
         stale = [key(*k) for k in present if k not in wanted]
         changed = [item for k, item in wanted.items() if present.get(k) != item]
         table = target.items if role == "items" else target.events
         _write(db, table, [{"DeleteRequest": {"Key": k}} for k in stale])
         _write(db, table, [{"PutRequest": {"Item": item}} for item in changed])
         written, deleted = written + len(changed), deleted + len(stale)
+    if written or deleted:  # the scope was rewritten: a plan read before it must not land
+        count_erasure(db, target.items, scope_pk(scope))
     return RestoreReport(written=written, deleted=deleted)
+
+
+def _count(item: Item) -> bool:
+    return text(item, "sk") == ERASURES_SK
 
 
 def actor_items(db: DynamoDBClient, scope: Scope, role: str, tables: Tables) -> Iterator[Item]:
@@ -73,6 +84,9 @@ def actor_items(db: DynamoDBClient, scope: Scope, role: str, tables: Tables) -> 
     if role == "items":
         yield from _partition(db, tables.items, scope_pk(scope))
         yield from _directory(db, tables.items, scope)
+        marker = _get(db, tables.items, key(records_actors_pk(scope.memory_id), scope.actor_id))
+        if marker is not None:  # the memory's marker that the actor holds records
+            yield marker
         return
     summaries = list(_partition(db, tables.events, sessions_pk(scope)))
     yield from summaries
