@@ -514,6 +514,11 @@ class RolloutStore(Protocol):
         messages pending (``claim_idle_session``); at most ``limit`` sessions a call."""
         ...
 
+    def claim_session(self, scope: Scope, session_id: str, now: datetime) -> Rollout | None:
+        """Claim a rollout for the session's messages pending at ``now``, whatever its triggers
+        (its agent closed it: ``claim_closed_session``); ``None`` if nothing is pending."""
+        ...
+
     def list_due(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
         """Rollouts (any scope) whose ``cairn.rollout.index.due_at`` has passed at ``now``: stalled
         before announcement, or announced and never consumed. Oldest due first."""

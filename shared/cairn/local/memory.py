@@ -6,7 +6,8 @@ with the offline heuristic model unless another ``model`` is given), pinned to o
 ``LocalMemory`` then writes (``remember``), recalls (``recall``, journaled), audits
 (``history``), forgets softly (``forget``), erases for real (``erase``) and replays a recall
 (``replay``); ``session`` opens an agent session whose turns are extracted into records as the
-triggers fire. ``close`` (or leaving the ``with`` block) waits for pending extractions.
+triggers fire, and the rest when the session closes. ``close`` (or leaving the ``with`` block)
+closes the sessions still open and waits for pending extractions.
 
 ``remember`` of text the scope already holds, in the same namespace, folds in (the head's
 ``seen_count`` rises) instead of writing a second record.
@@ -14,6 +15,7 @@ triggers fire. ``close`` (or leaving the ``with`` block) waits for pending extra
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -76,6 +78,7 @@ class LocalMemory:
         self.scope = scope
         self.embedder = embedder
         self._extraction = extraction
+        self._sessions: weakref.WeakSet[MemorySession] = weakref.WeakSet()
 
     def remember(
         self,
@@ -137,17 +140,25 @@ class LocalMemory:
         return replay(self.scope, journal_id, stores=self.stores)
 
     def session(self, session_id: str) -> MemorySession:
-        """An agent session whose turns are extracted into records as the triggers fire."""
-        return self._extraction.session(
+        """An agent session whose turns are extracted into records as the triggers fire, and
+        when it closes (the turns no trigger released yet)."""
+        opened = self._extraction.session(
             memory_id=self.scope.memory_id,
             actor_id=self.scope.actor_id,
             session_id=session_id,
             embedder=self.embedder,
         )
+        self._sessions.add(opened)
+        return opened
 
     def close(self) -> None:
-        """Finish pending extractions, stop the workers, close the store."""
-        self._extraction.close()
+        """Close the sessions still open (their turns go to extraction), finish pending
+        extractions, stop the workers, close the store."""
+        try:
+            for session in list(self._sessions):
+                session.close()
+        finally:
+            self._extraction.close()
 
     def __enter__(self) -> LocalMemory:
         return self

@@ -4,7 +4,10 @@
 directory beside it (``<name>-rollouts/``), and starts an ``ExtractionWorker`` fed by an
 in-process notifier. ``EmbeddedExtraction.append`` is then all an agent loop calls: each turn
 is stored and counted, and records appear as the triggers fire, with no explicit ``remember``.
-``close`` waits for the queued extractions (``drain``), stops the worker and closes the store.
+``release_session`` hands a session's turns no trigger released yet to extraction at once (a
+session opened with ``EmbeddedExtraction.session`` does it when it closes, so a conversation
+shorter than the message trigger is filed without waiting for the idle sweep). ``close`` waits
+for the queued extractions (``drain``), stops the worker and closes the store.
 
 Consolidation runs beside it (``cairn.consolidate.worker``): a session opened with
 ``EmbeddedExtraction.session`` stages each completed run's evidence (``evidence``), the
@@ -45,7 +48,7 @@ from cairn.local.scope_locks import ScopeLocks
 from cairn.memories import MemoryConfig
 from cairn.models import EventInput, Scope
 from cairn.ports import Clock, Embedder, ModelProvider, StagingStore, Stores
-from cairn.rollout.index import Appended
+from cairn.rollout.index import Appended, Rollout
 from cairn.rollout.payload import RolloutPayload
 from cairn.runtime.session import MemorySession
 
@@ -76,6 +79,18 @@ class EmbeddedExtraction:
             self.history.request(scope, event.session_id)
         return appended
 
+    def release_session(self, scope: Scope, session_id: str) -> Rollout | None:
+        """Claim and release the session's turns no trigger released yet, whatever the
+        triggers; the rollout claimed, or ``None`` when nothing was pending. A release that
+        fails after the claim is left to the sweep, as an append's is."""
+        claim = self.pipeline.rollouts.claim_session(scope, session_id, self.pipeline.clock.now())
+        if claim is None:
+            return None
+        self.pipeline.release_quietly(claim)
+        if self.history is not None:
+            self.history.request(scope, session_id)
+        return claim
+
     def session(
         self,
         *,
@@ -85,8 +100,8 @@ class EmbeddedExtraction:
         embedder: Embedder | None = None,
         on_consolidation_error: ErrorCallback | None = None,
     ) -> MemorySession:
-        """A session whose turns are counted for extraction and whose completed runs stage
-        their evidence for consolidation."""
+        """A session whose turns are counted for extraction (and released to it when the
+        session closes) and whose completed runs stage their evidence for consolidation."""
         return MemorySession.local(
             self.stores,
             memory_id=memory_id,
@@ -97,6 +112,7 @@ class EmbeddedExtraction:
             appender=self.append,
             evidence=self.evidence.stage if self.evidence is not None else None,
             on_consolidation_error=on_consolidation_error,
+            release=self.release_session,
         )
 
     def close(self) -> None:

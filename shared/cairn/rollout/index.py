@@ -7,7 +7,7 @@ pure planners below (as record writes go through ``cairn.versioning``), so they 
   rollout, the pending events, the last few released events (the history window), and when
   the session turns idle. ``count_append`` moves it for one appended event and, when a count
   trigger fires, claims a rollout in the same step; ``claim_idle_session`` does so for a
-  session idle past its timeout.
+  session idle past its timeout, and ``claim_closed_session`` for a session its agent closed.
 - ``Rollout``, one per released batch, moving ``claimed -> staged -> announced -> consumed``
   (or ``failed`` with a reason) through ``advance``. Transitions are idempotent: repeating one,
   or asking for one the rollout is already past, changes nothing.
@@ -63,7 +63,9 @@ REDELIVER_AFTER = timedelta(minutes=15)
 # ... at most this many times in all; then it is marked failed, with the reason, for an operator.
 MAX_ANNOUNCEMENTS = 3
 
-Trigger = Literal["message_count", "token_count", "idle_timeout", "batch_limit", "run_completed"]
+Trigger = Literal[
+    "message_count", "token_count", "idle_timeout", "batch_limit", "session_closed", "run_completed"
+]
 NewId = Callable[[datetime], str]
 RolloutKind = Literal["extraction", "evidence"]
 # Reserved for evidence rollouts: an extraction rollout id never begins with it.
@@ -268,6 +270,17 @@ def claim_idle_session(
         return None
     after = counters.model_copy(update={"version": counters.version + 1})
     return _release(after, counters.policy, "idle_timeout", now, new_id)
+
+
+def claim_closed_session(
+    counters: SessionCounters, now: datetime, *, new_id: NewId = new_rollout_id
+) -> tuple[SessionCounters, Rollout] | None:
+    """The counters reset and the rollout claimed for a session its agent closed at ``now``,
+    whatever its triggers; ``None`` if it has nothing pending (or was never counted)."""
+    if not counters.pending or counters.policy is None:
+        return None
+    after = counters.model_copy(update={"version": counters.version + 1})
+    return _release(after, counters.policy, "session_closed", now, new_id)
 
 
 def _release(

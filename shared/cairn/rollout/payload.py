@@ -44,7 +44,7 @@ from cairn.models import (
 
 ROLLOUT_SCHEMA: Final = "cairn.rollout/1"
 
-Trigger = Literal["message_count", "token_count", "idle_timeout", "batch_limit"]
+Trigger = Literal["message_count", "token_count", "idle_timeout", "batch_limit", "session_closed"]
 
 
 def text_sha256(text: str) -> str:

@@ -36,6 +36,11 @@ Appender = Callable[[Scope, EventInput], object]
 counts it toward the memory's triggers (``cairn.local.system.EmbeddedExtraction.append``)."""
 
 
+Releaser = Callable[[Scope, str], object]
+"""Hands a closed session's turns not yet extracted to extraction now, whatever the triggers:
+``(scope, session id)`` (``cairn.local.system.EmbeddedExtraction.release_session``)."""
+
+
 class InProcessSessionStore:
     """The ``SessionStore`` port over a ``Stores`` bundle; the caller owns (and closes) it.
 

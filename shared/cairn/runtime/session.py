@@ -4,11 +4,12 @@ A session is opened for ``(memory, actor, session)``: over ``cairn.ports.Stores`
 process (``MemorySession.local``: embedded SQLite, or DynamoDB with the caller's credentials), or
 over a cairn HTTP endpoint (``MemorySession.agentcore``). It buffers turns and appends them in
 batches (``SessionOptions.batch_size``, a byte bound, ``flush``, ``close``, and interpreter exit),
-and assembles recall once per run (``start_run``), with the session's boot window
-(``boot_window``, ``SessionOptions.history_budget_tokens``) where its stores keep the history
-pyramid. A memoryless session
-(``MemorySession.memoryless``) has the same API: its runs have an empty block and no tools, and
-its turns are not kept, so a host never branches on whether memory is configured.
+hands extraction what no trigger released when it closes (with a ``release``: the embedded one,
+so a session shorter than the message trigger is filed then, not by the idle sweep), and
+assembles recall once per run (``start_run``), with the session's boot window (``boot_window``,
+``SessionOptions.history_budget_tokens``) where its stores keep the history pyramid. A
+memoryless session (``MemorySession.memoryless``) has the same API: its runs have an empty
+block and no tools, its turns are not kept, so a host never branches on memory.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from pydantic import TypeAdapter, ValidationError
 
 from cairn.clock import SystemClock
 from cairn.consolidate.failures import ErrorCallback
-from cairn.errors import InvalidInputError, StoreUnavailableError
+from cairn.errors import CairnError, InvalidInputError, StoreUnavailableError
 from cairn.history.boot_window import BootWindow, read_window
 from cairn.models import Conversational, EventInput, Role, Scope, SessionId
 from cairn.ports import Clock, Embedder, Stores
 from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
 from cairn.runtime.buffer import PendingTurn, TurnBuffer
-from cairn.runtime.in_process import Appender, InProcessSessionStore
+from cairn.runtime.in_process import Appender, InProcessSessionStore, Releaser
 from cairn.runtime.options import SessionOptions
 from cairn.runtime.run import EvidenceSink, Run
 from cairn.runtime.session_store import SessionStore
@@ -63,6 +64,7 @@ class MemorySession:
         evidence: EvidenceSink | None = None,
         on_consolidation_error: ErrorCallback | None = None,
         history: HistoryReader | None = None,
+        release: Releaser | None = None,
     ) -> None:
         if store is not None and scope is None:
             raise InvalidInputError("a session with a store needs a scope (memory and actor)")
@@ -79,6 +81,7 @@ class MemorySession:
         self._evidence = evidence if store is not None else None
         self._on_error = on_consolidation_error
         self._history = history if store is not None else None
+        self._release = release if store is not None else None
         self._clock = clock or SystemClock()
         self._last_stamp: datetime | None = None
         self._closed = False
@@ -103,14 +106,16 @@ class MemorySession:
         appender: Appender | None = None,
         evidence: EvidenceSink | None = None,
         on_consolidation_error: ErrorCallback | None = None,
+        release: Releaser | None = None,
     ) -> MemorySession:
         """A session over ``stores`` in this process; the caller keeps ownership of them.
 
         Without an ``embedder`` recall ranks by keywords alone and lessons carry no vector.
         Turns are appended with ``appender`` when given (an extraction pipeline's ``append``,
-        so triggers count them), else with ``stores.events.append``. With ``evidence`` (an
-        ``EvidenceStager.stage``) a completed root run stages its transcript for
-        consolidation; its failures go to ``on_consolidation_error``, never to the agent.
+        so triggers count them), else with ``stores.events.append``; ``release`` (that
+        pipeline's) hands extraction what no trigger released when the session closes. With
+        ``evidence`` (an ``EvidenceStager.stage``) a completed root run stages its transcript
+        for consolidation; its failures go to ``on_consolidation_error``, never to the agent.
         """
         clock = clock or SystemClock()
         store = InProcessSessionStore(stores, embedder=embedder, clock=clock, appender=appender)
@@ -131,6 +136,7 @@ class MemorySession:
             evidence=evidence,
             on_consolidation_error=on_consolidation_error,
             history=history,
+            release=release,
         )
 
     @classmethod
@@ -241,11 +247,18 @@ class MemorySession:
         return self._buffer.flush()
 
     def close(self) -> None:
-        """Write what is buffered and refuse further turns; closing twice is a no-op."""
+        """Write the buffer, hand what no trigger released to extraction, refuse further turns;
+        a failed write raises (still open), a failed release is left to the idle sweep."""
         if self._closed:
             return
         self.flush()
         self._closed = True
+        if self._release is None or self.scope is None:
+            return
+        try:
+            self._release(self.scope, self.session_id)
+        except CairnError as exc:
+            logger.warning("cairn: session left to the idle sweep (%s)", type(exc).__name__)
 
     def __enter__(self) -> MemorySession:
         return self

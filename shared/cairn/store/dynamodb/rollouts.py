@@ -10,8 +10,9 @@ rollout's Put. The conditions close these races:
   cancelled (its event is not written either), it reads again and counts on top of the winner.
   So every acknowledged event is counted exactly once, and a firing claims exactly one rollout.
 - rollout Put, ``attribute_not_exists(pk)``: a claim never overwrites another.
-- idle claim (the sweep): counters Put ``v = :read`` again, so a sweep racing an append either
-  claims before it (the append then counts into fresh counters) or fails and leaves the session.
+- idle claim (the sweep) and close claim (``claim_session``): counters Put ``v = :read`` again, so
+  a claim racing an append either claims before it (the append then counts into fresh
+  counters) or fails; the sweep then leaves the session, a close reads it again and re-plans.
 - rollout transitions: ``v = :read`` on the rollout item; consuming deletes ``P#`` on the same
   condition and puts ``C#``, in one transaction, so two deliveries consume it once.
 
@@ -43,6 +44,7 @@ from cairn.rollout.index import (
     SessionCounters,
     TriggerPolicy,
     advance,
+    claim_closed_session,
     claim_idle_session,
     count_append,
 )
@@ -306,6 +308,29 @@ class DynamoDBRolloutStore:
                 continue
             claims.append(claim)
         return tuple(claims)
+
+    def claim_session(self, scope: Scope, session_id: str, now: datetime) -> Rollout | None:
+        """Claim the session's pending messages, conditional on the counters it read."""
+        for attempt in range(_ATTEMPTS):
+            _back_off(attempt)
+            item = self._get(key(scope_pk(scope), counters_sk(session_id)))
+            if item is None:
+                return None
+            counters = decode_counters(item)
+            claimed = claim_closed_session(counters, now)
+            if claimed is None:
+                return None
+            reset, claim = claimed
+            writes = [
+                conditional_put(self._items, counters_item(reset), counters.version),
+                new_rollout_put(self._items, claim),
+            ]
+            try:
+                self._db.transact(writes)
+            except ConflictError:
+                continue  # an append counted into the session first: read it again
+            return claim
+        raise StoreUnavailableError(f"session {session_id!r} is changing too often; retry")
 
     def list_due(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
         """Rollouts the ``due`` index shows due at ``now``, oldest first (one Query a shard)."""

@@ -25,6 +25,7 @@ from cairn.rollout.index import (
     SessionCounters,
     TriggerPolicy,
     advance,
+    claim_closed_session,
     claim_idle_session,
     count_append,
     due_at,
@@ -156,6 +157,17 @@ class InMemoryRolloutStore:
                 self._rows.rollouts.setdefault(counters.scope, {})[claim.rollout_id] = claim
                 claims.append(claim)
         return tuple(claims)
+
+    def claim_session(self, scope: Scope, session_id: str, now: datetime) -> Rollout | None:
+        with self._lock:
+            counters = self._rows.counters.get((scope, session_id))
+            claimed = claim_closed_session(counters, now) if counters is not None else None
+            if claimed is None:
+                return None
+            reset, claim = claimed
+            self._rows.counters[(scope, session_id)] = reset
+            self._rows.rollouts.setdefault(scope, {})[claim.rollout_id] = claim
+            return claim
 
     def list_due(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
         check_limit(limit)

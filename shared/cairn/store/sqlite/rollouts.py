@@ -26,6 +26,7 @@ from cairn.rollout.index import (
     SessionCounters,
     TriggerPolicy,
     advance,
+    claim_closed_session,
     claim_idle_session,
     count_append,
     due_at,
@@ -224,6 +225,20 @@ class SQLiteRolloutStore:
                 save_rollout(conn, claim)
                 claims.append(claim)
         return tuple(claims)
+
+    def claim_session(self, scope: Scope, session_id: str, now: datetime) -> Rollout | None:
+        """Claim the session's pending messages, read and written in one transaction."""
+        with self._db.transaction(write=True) as conn:
+            found = conn.execute(_COUNTERS, (*_scope(scope), session_id)).fetchone()
+            if found is None:
+                return None
+            claimed = claim_closed_session(SessionCounters.model_validate_json(found[0]), now)
+            if claimed is None:
+                return None
+            counters, claim = claimed
+            _save_counters(conn, counters)
+            save_rollout(conn, claim)
+        return claim
 
     def list_due(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
         """Rollouts of every scope due at ``now``, oldest due first."""
