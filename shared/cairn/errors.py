@@ -21,7 +21,8 @@ queue retry decisions lives in one place (the API layer), keyed by these classes
     │   ├── ErasedMeanwhileError     an erase or retract committed after the planner's read
     │   ├── RolloutConflictError     a rollout id staged with other bytes (never retryable)
     │   ├── ChunkConflictError       a chunk that does not extend its level of the pyramid
-    │   └── MemoryNameTakenError     a memory with that name exists already (never retryable)
+    │   ├── MemoryNameTakenError     a memory with that name exists already (never retryable)
+    │   └── RecordTakenError         a restore names a record id the scope holds (never retryable)
     ├── ConfigurationError           cairn is set up wrong (missing extra, unreadable store)
     │   └── EmbedderUnavailableError the local model or its tokenizer is not installed
     ├── ModelError                   a model call did not give a usable answer
@@ -177,6 +178,20 @@ class ChunkConflictError(ConflictError):
             "and plan the rollup again"
         )
         self.chunk_id = chunk_id
+
+
+class RecordTakenError(ConflictError):
+    """A restore names a record id the scope holds already; a restore never overwrites."""
+
+    # The id stays held until that record is gone: retrying cannot succeed.
+    retryable = False
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(
+            f"record {record_id!r} is held in this scope already; a restore never overwrites "
+            "a record: restore into a store that does not hold it, or leave it out"
+        )
+        self.record_id = record_id
 
 
 class MemoryNameTakenError(ConflictError):

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from cairn.changes import Change
+from cairn.changes import Change, Vector
 from cairn.chunks import Chunk
 from cairn.errors import InvalidInputError
 from cairn.jobs import JobName, JobRun, JobSwitches
@@ -190,6 +190,22 @@ class RecordStore(Protocol):
     def erasures(self, scope: Scope) -> int:
         """How many erases, erase_scopes and retracting applies have committed in ``scope``;
         never decreases, not even when the scope is erased (issue 17, class 7)."""
+        ...
+
+    def restore(
+        self,
+        scope: Scope,
+        history: Sequence[RecordVersion],
+        *,
+        vectors: Mapping[str, Vector] | None = None,
+    ) -> tuple[RecordVersion, ...]:
+        """Write one record's ``history`` exactly as it was (an export's versions, oldest
+        first), all or nothing, each vector of ``vectors`` (by content digest) beside the
+        first version of its words; return the versions written.
+
+        ``InvalidInputError`` (nothing written) unless ``cairn.restoring.check_history``
+        passes; ``RecordTakenError`` (nothing written) if the scope holds the record id.
+        """
         ...
 
     def get(self, scope: Scope, record_id: str) -> RecordVersion:

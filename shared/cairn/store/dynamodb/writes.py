@@ -114,6 +114,28 @@ def apply_transaction(
     return items
 
 
+def restore_transaction(table: str, pk: str, writes: Sequence[Write]) -> list[Item]:
+    """The TransactItems that restore one record's history (``cairn.restoring``): every
+    version Put and the head Put conditioned on ``attribute_not_exists(pk)`` (race 1: the
+    scope holds the record id, or another restore of it committed first)."""
+    items: list[Item] = []
+    holders: dict[str, int] = {}  # content digest -> the version holding its vector bytes
+    for write in writes:
+        version = write.version
+        if write.vector is not None:
+            holders[version.content_digest] = version.version
+        source = holders.get(version.content_digest) if version.embedding is not None else None
+        vector = encode_vector(write.vector.values) if write.vector is not None else None
+        item = version_item(pk, version, vector=vector, vector_source=source)
+        items.append(_put(table, item, "attribute_not_exists(pk)"))
+    last = writes[-1].version
+    source = holders.get(last.content_digest) if last.embedding is not None else None
+    head = head_item(pk, last, vector_source=source)
+    items.append(_put(table, head, "attribute_not_exists(pk)"))
+    _check_transaction(items, "the history", "restore a shorter history")
+    return items
+
+
 def _vector_of(write: Write, head: Head | None) -> tuple[int | None, bytes | None]:
     """(vector source version, bytes to store here) for a new version."""
     version = write.version

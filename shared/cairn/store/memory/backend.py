@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cairn.changes import Change
+from cairn.changes import Change, Vector
 from cairn.clock import SystemClock
 from cairn.erasure_fence import check_fence, erases
 from cairn.errors import (
@@ -27,6 +27,7 @@ from cairn.errors import (
     InvalidInputError,
     JournalNotFoundError,
     RecordNotFoundError,
+    RecordTakenError,
 )
 from cairn.ids import new_event_id
 from cairn.journal_chain import link
@@ -52,6 +53,7 @@ from cairn.ports import (
     Stores,
     check_append_key,
 )
+from cairn.restoring import plan_restore
 from cairn.rollout.consumption import plan_consumption
 from cairn.store.memory.api_state import (
     ApiState,
@@ -195,6 +197,28 @@ class InMemoryRecordStore:
     def erasures(self, scope: Scope) -> int:
         with self._b.lock:
             return self._b.record_erasures[scope]
+
+    def restore(
+        self,
+        scope: Scope,
+        history: Sequence[RecordVersion],
+        *,
+        vectors: Mapping[str, Vector] | None = None,
+    ) -> tuple[RecordVersion, ...]:
+        writes = plan_restore(scope, history, vectors or {})
+        with self._b.lock:
+            records = self._b.versions[scope]
+            if history[0].record_id in records:
+                raise RecordTakenError(history[0].record_id)
+            records[history[0].record_id] = [write.version for write in writes]
+            for write in writes:
+                if write.vector is not None:
+                    version = write.version
+                    key = (version.record_id, version.content_digest, write.vector.embedder.key)
+                    values = np.asarray(write.vector.values, dtype=np.float32)
+                    self._b.vectors[scope][key] = values
+            self._b.bump_generation(scope)
+        return tuple(write.version for write in writes)
 
     def _versions(self, scope: Scope, record_id: str) -> list[RecordVersion]:
         found = self._b.versions.get(scope, {}).get(record_id)

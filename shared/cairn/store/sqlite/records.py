@@ -13,13 +13,14 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from cairn.changes import MAX_CONSUMED_ROLLOUTS, Change
+from cairn.changes import MAX_CONSUMED_ROLLOUTS, Change, Vector
 from cairn.cursor import decode_cursor, encode_cursor
 from cairn.erasure_fence import check_fence, erases
-from cairn.errors import InvalidCursorError, RecordNotFoundError
+from cairn.errors import InvalidCursorError, RecordNotFoundError, RecordTakenError
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
 from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexRow
+from cairn.restoring import plan_restore
 from cairn.rollout.consumption import plan_consumption
 from cairn.row_integrity import listed_versions, read_version, record_id_in
 from cairn.store.sqlite.changes import log_erased, log_writes
@@ -88,6 +89,28 @@ class SQLiteRecordStore:
         """The scope's count of committed erasures (``cairn.erasure_fence``)."""
         with self._db.transaction(write=False) as conn:
             return scope_erasures(conn, scope)
+
+    def restore(
+        self,
+        scope: Scope,
+        history: Sequence[RecordVersion],
+        *,
+        vectors: Mapping[str, Vector] | None = None,
+    ) -> tuple[RecordVersion, ...]:
+        """Insert the record's versions as they were, in one transaction, unless it is held."""
+        writes = plan_restore(scope, history, vectors or {})
+        with self._db.transaction(write=True) as conn:
+            held = conn.execute(
+                "SELECT 1 FROM record_versions WHERE memory_id = ? AND actor_id = ?"
+                " AND record_id = ? LIMIT 1",
+                _key(scope, history[0].record_id),
+            ).fetchone()
+            if held is not None:
+                raise RecordTakenError(history[0].record_id)
+            for write in writes:
+                _insert(conn, write)
+            bump(conn, self._db, scope)
+        return tuple(write.version for write in writes)
 
     def get(self, scope: Scope, record_id: str) -> RecordVersion:
         """The record's head, whatever its status; ``RecordNotFoundError`` outside the scope."""
