@@ -65,15 +65,18 @@ def test_an_export_holds_every_version_with_its_sources_and_imports_once(tmp_pat
     export.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
     first = _cairn(target, "import", str(export))
     again = _cairn(target, "import", str(export))
-    assert first.startswith("imported 2 record(s) into 'alice'; 0 already held")
-    assert again.startswith("imported 0 record(s) into 'alice'; 2 already held")
+    # Into its own scope every record is restored as it was, the forgotten one too.
+    assert first.startswith("imported 3 record(s) into 'alice'; 0 already held")
+    assert again.startswith("imported 0 record(s) into 'alice'; 3 already held")
 
     imported = json.loads(_cairn(target, "ls", "records", "--json"))["records"]
     trust = {r["content"]: r["trust"] for r in imported}
     assert trust == {"Alice keeps bees": "trusted", "Alice rows": "untrusted"}  # never raised
     assert "Alice smokes" not in trust  # a forgotten record is not revived
+    restored = json.loads(_cairn(target, "history", gone, "--json"))["versions"]
+    assert [v["status"] for v in restored] == ["active", "retracted"]
 
-    for_bob = _cairn(target, "import", str(export), actor="bob")
+    for_bob = _cairn(target, "import", str(export), actor="bob")  # another scope: live copies
     assert for_bob.startswith("imported 2 record(s) into 'bob'")
     assert "/facts/bob/" in _cairn(target, "ls", "records", actor="bob")
 

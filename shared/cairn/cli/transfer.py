@@ -2,25 +2,27 @@
 
 ``export`` writes one line per record, ``{"format": "cairn.export/1", "memory_id", "actor_id",
 "record_id", "versions": [...]}``, every version as stored (content, sources, trust, status,
-links, digests, times; erased versions as tombstones), oldest first: the whole history and its
-provenance. Vectors are left out (any embedder re-derives them), and so are erased records
-(their content is gone; their tombstones stay in the store). Without ``--actor`` it exports
-every actor of ``--memory``.
+links, digests, times; erased records as their tombstones), oldest first, the lines in record
+id order: the whole history and its provenance. Vectors are left out (any embedder re-derives
+them). Without ``--actor`` it exports every actor of ``--memory``.
 
-``import FILE`` files records into ``--actor``'s memory, embedding them in batches:
+``import FILE`` files records into ``--actor``'s memory:
 
-- ``--format cairn`` (an export): each record's current content, as a new record carrying its
-  original sources (so its trust is what it was, never more), category, confidence, tags and
-  metadata, plus ``imported_from`` (the original id); retracted, superseded and erased records
-  are not revived, and the history stays in the export file;
+- ``--format cairn`` (an export): a record of the scope it is imported into (same memory and
+  actor) is restored as it was, every version and tombstone (``cairn.cli.import_restore``); a record
+  of another scope is copied, its current content as a new record carrying its original
+  sources (so its trust is what it was, never more), category, confidence, tags and metadata,
+  plus ``imported_from`` (the original id; retracted, superseded and erased ones are not
+  revived, since their ids and histories belong to the scope they came from);
 - ``--format agentcore``: a ListMemoryRecords or RetrieveMemoryRecords response (JSON), or its
   ``memoryRecordSummaries`` one per line; source ``import``;
 - ``--format mem0``: mem0's ``get_all()`` output (``{"results": [...]}`` or a list), one
   ``memory`` each; source ``import``.
 
-Text the actor already holds in the same namespace is skipped, not counted again, so importing
-a file twice changes nothing the second time. A malformed file is refused before anything is
-written, naming the line.
+A record the scope holds already (the same history, or for a copy the same text in the same
+namespace) is skipped, not counted again, so importing a file twice changes nothing the second
+time. A malformed file, or one that collides with what the store holds, is refused before
+anything is written, naming the line or the record.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from cairn.cli.errors import UsageError
 if TYPE_CHECKING:
     from cairn.changes import NewRecord
     from cairn.models import RecordVersion, Scope
-    from cairn.ports import Stores
+    from cairn.ports import Embedder, Stores
 
 FORMAT = "cairn.export/1"
 FORMATS = ("cairn", "agentcore", "mem0")
@@ -75,7 +77,7 @@ def run_export(args: argparse.Namespace) -> int:
             json.dumps(_exported(scope, versions), ensure_ascii=False)
             for actor in actors
             for scope in [Scope(memory_id=args.memory, actor_id=actor)]
-            for versions in _histories(stores, scope)
+            for versions in _histories(stores, scope, backend.erased_records(scope))
         ]
     text = "".join(line + "\n" for line in lines)
     if args.output is None:
@@ -86,12 +88,15 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _histories(stores: Stores, scope: Scope) -> Iterator[tuple[RecordVersion, ...]]:
-    """The history of every record the store lists (active, superseded, retracted)."""
+def _histories(
+    stores: Stores, scope: Scope, erased: Sequence[str]
+) -> Iterator[tuple[RecordVersion, ...]]:
+    """The history of every record of the scope, erased ones too, in record id order."""
     from cairn.local.store import all_records
 
-    for head in all_records(stores, scope, include_inactive=True):
-        yield stores.records.history(scope, head.record_id)
+    listed = [head.record_id for head in all_records(stores, scope, include_inactive=True)]
+    for record_id in sorted({*listed, *erased}):
+        yield stores.records.history(scope, record_id)
 
 
 def _exported(scope: Scope, versions: Sequence[RecordVersion]) -> dict[str, Any]:
@@ -116,19 +121,41 @@ def _json(text: str, where: str) -> Any:
         raise UsageError(f"{where} is not JSON ({exc.msg}); check --format") from exc
 
 
-def _cairn_records(lines: list[str], scope: Scope) -> list[NewRecord]:
-    from cairn.changes import NewRecord
-    from cairn.local.store import default_namespace
-    from cairn.models import RecordFields, RecordVersion, Status
+def _export_histories(lines: list[str]) -> list[tuple[RecordVersion, ...]]:
+    """Every record history of an export file, checked line by line; ``UsageError`` naming
+    the first line that is not one."""
+    from pydantic import ValidationError
 
-    found: list[NewRecord] = []
+    from cairn.models import RecordVersion
+
+    found: list[tuple[RecordVersion, ...]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         item = _json(line, f"line {number}")
         if not isinstance(item, dict) or item.get("format") != FORMAT or not item.get("versions"):
             raise UsageError(f"line {number} is not a {FORMAT} record; check --format")
-        head = RecordVersion.model_validate(item["versions"][-1])
+        try:
+            found.append(tuple(RecordVersion.model_validate(v) for v in item["versions"]))
+        except ValidationError as exc:
+            first = exc.errors(include_input=False, include_url=False)[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise UsageError(
+                f"line {number} holds a version cairn cannot read ({where}: {first['msg']}); "
+                "restore from an unedited export"
+            ) from None
+    return found
+
+
+def _copied(histories: Sequence[tuple[RecordVersion, ...]], scope: Scope) -> list[NewRecord]:
+    """The live heads of records of other scopes, as new records of ``scope``."""
+    from cairn.changes import NewRecord
+    from cairn.local.store import default_namespace
+    from cairn.models import RecordFields, Status
+
+    found: list[NewRecord] = []
+    for history in histories:
+        head = history[-1]
         if head.status is not Status.ACTIVE:
             continue
         fields = head.model_dump(include=set(RecordFields.model_fields), exclude={"edges"})
@@ -196,31 +223,49 @@ def _mem0_records(lines: list[str], scope: Scope) -> list[NewRecord]:
 
 def run_import(args: argparse.Namespace) -> int:
     """File the file's records into the actor's memory; print how many, and how many skipped."""
-    from cairn.changes import MAX_CHANGES_PER_APPLY, Create
     from cairn.cli.opening import opened, scope_of
-    from cairn.cli.progress import embed_with_progress
+    from cairn.cli.import_restore import check_histories, restore_histories
     from cairn.embed.onnx import OnnxEmbedder
-    from cairn.local.store import all_records
-    from cairn.models import content_digest
 
     if args.actor is None:
         raise UsageError("`cairn import` files records into one actor's memory: pass --actor ID")
-    read = {"cairn": _cairn_records, "agentcore": _agentcore_records, "mem0": _mem0_records}
-    records = read[args.format](_lines(args.file), scope_of(args))  # all read before any write
+    scope = scope_of(args)
+    own: list[tuple[RecordVersion, ...]] = []
+    if args.format == "cairn":  # all read and checked before any write
+        histories = _export_histories(_lines(args.file))
+        own = [h for h in histories if h[0].scope == scope]
+        check_histories(own, scope)
+        records = _copied([h for h in histories if h[0].scope != scope], scope)
+    else:
+        read = {"agentcore": _agentcore_records, "mem0": _mem0_records}
+        records = read[args.format](_lines(args.file), scope)
+    embedder = OnnxEmbedder()
     with opened(args, create=True) as ctx:
-        held = {(h.namespace, h.content_digest) for h in all_records(ctx.stores, ctx.scope)}
-        fresh = []
-        for record in records:
-            key = (record.namespace, content_digest(record.content))
-            if key not in held:
-                held.add(key)
-                fresh.append(record)
-        embedded = embed_with_progress(OnnxEmbedder(), fresh)
-        for start in range(0, len(embedded), MAX_CHANGES_PER_APPLY):
-            batch = embedded[start : start + MAX_CHANGES_PER_APPLY]
-            ctx.stores.records.apply(ctx.scope, [Create(record=record) for record in batch])
+        restored = restore_histories(ctx.stores, ctx.scope, own, embedder)
+        copied = _file_copies(ctx.stores, ctx.scope, records, embedder)
     print(
-        f"imported {len(fresh)} record(s) into {ctx.scope.actor_id!r}; "
-        f"{len(records) - len(fresh)} already held, skipped"
+        f"imported {restored.restored + copied} record(s) into {ctx.scope.actor_id!r}; "
+        f"{restored.held + len(records) - copied} already held, skipped"
     )
     return 0
+
+
+def _file_copies(stores: Stores, scope: Scope, records: list[NewRecord], embedder: Embedder) -> int:
+    """File the records whose text the scope does not hold in their namespace; how many."""
+    from cairn.changes import MAX_CHANGES_PER_APPLY, Create
+    from cairn.cli.progress import embed_with_progress
+    from cairn.local.store import all_records
+    from cairn.models import content_digest
+
+    held = {(h.namespace, h.content_digest) for h in all_records(stores, scope)}
+    fresh = []
+    for record in records:
+        key = (record.namespace, content_digest(record.content))
+        if key not in held:
+            held.add(key)
+            fresh.append(record)
+    embedded = embed_with_progress(embedder, fresh)
+    for start in range(0, len(embedded), MAX_CHANGES_PER_APPLY):
+        batch = embedded[start : start + MAX_CHANGES_PER_APPLY]
+        stores.records.apply(scope, [Create(record=record) for record in batch])
+    return len(fresh)

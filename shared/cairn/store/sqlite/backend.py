@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cairn.clock import SystemClock
+from cairn.models import Scope
 from cairn.ports import Clock, Stores
 from cairn.store.sqlite.api_state import (
     SQLiteIdempotencyStore,
@@ -39,7 +40,7 @@ from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import SQLiteEventStore
 from cairn.store.sqlite.generations import SQLiteRecordGenerations
-from cairn.store.sqlite.inventory import ScopeCounts, count_scopes
+from cairn.store.sqlite.inventory import ScopeCounts, count_scopes, erased_record_ids
 from cairn.store.sqlite.jobs import SQLiteJobLog
 from cairn.store.sqlite.journal import SQLiteJournalStore
 from cairn.store.sqlite.records import SQLiteRecordStore
@@ -96,6 +97,11 @@ class SQLiteBackend:
     def inventory(self, memory_id: str | None = None) -> list[ScopeCounts]:
         """What the file holds, per ``(memory, actor)`` (``cairn.store.sqlite.inventory``)."""
         return count_scopes(self._db, memory_id)
+
+    def erased_records(self, scope: Scope) -> list[str]:
+        """The ids of the scope's erased records, sorted (their tombstones stay readable
+        through ``history``; no listing shows them)."""
+        return erased_record_ids(self._db, scope.memory_id, scope.actor_id)
 
     def close(self) -> None:
         """Release the file; idempotent."""

@@ -1,6 +1,7 @@
 """What an embedded store holds, counted: memories, actors, and per scope its records, events,
-sessions and journal entries. Read-only; one consistent snapshot. Used by ``cairn ls`` and
-``cairn stats``, and to tell a mistyped ``--actor`` from an actor with no memories yet.
+sessions and journal entries, and the erased records no listing shows (``cairn export``).
+Read-only; one consistent snapshot. Used by ``cairn ls`` and ``cairn stats``, and to tell a
+mistyped ``--actor`` from an actor with no memories yet.
 """
 
 from __future__ import annotations
@@ -83,3 +84,14 @@ def count_scopes(db: SQLiteDatabase, memory_id: str | None = None) -> list[Scope
         )
         for scope in scopes
     ]
+
+
+def erased_record_ids(db: SQLiteDatabase, memory_id: str, actor_id: str) -> list[str]:
+    """The ids of the scope's erased records (tombstones), sorted: what no listing shows."""
+    with db.transaction(write=False) as conn:
+        rows = conn.execute(
+            "SELECT record_id FROM record_heads WHERE memory_id = ? AND actor_id = ?"
+            " AND status = 'erased' ORDER BY record_id",
+            (memory_id, actor_id),
+        ).fetchall()
+    return [str(record_id) for (record_id,) in rows]
