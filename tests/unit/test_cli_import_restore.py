@@ -123,3 +123,30 @@ def test_a_forged_history_is_refused_before_anything_is_written(tmp_path: Path) 
     assert "trust never rises" in refused.stderr
     assert "nothing was imported" in refused.stderr
     assert not target.exists()
+
+
+def test_a_restored_record_is_placed_so_the_api_finds_it_by_id(tmp_path: Path) -> None:
+    from cairn.changes import Create, NewRecord
+    from cairn.cli.import_restore import restore_histories
+    from cairn.clock import FixedClock
+    from cairn.models import Scope, Source, SourceKind
+    from cairn.store.sqlite import SQLiteBackend
+    from cairn.testing import HashingEmbedder
+
+    scope = Scope(memory_id="default", actor_id="sam")
+    note = NewRecord(
+        namespace="/facts/sam/", content="Sam keeps bees", sources=(Source(kind=SourceKind.USER),)
+    )
+    source = SQLiteBackend(tmp_path / "a.db", FixedClock()).stores()
+    target = SQLiteBackend(tmp_path / "b.db", FixedClock()).stores()
+    try:
+        (written,) = source.records.apply(scope, [Create(record=note)])
+        history = source.records.history(scope, written.record_id)
+        done = restore_histories(target, scope, [history], HashingEmbedder())
+        assert target.directory is not None
+        placed = target.directory.locate("default", written.record_id)
+    finally:
+        source.close()
+        target.close()
+    assert (done.restored, done.held) == (1, 0)
+    assert (placed.actor_id, placed.namespace) == ("sam", "/facts/sam/")

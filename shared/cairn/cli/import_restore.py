@@ -8,7 +8,8 @@ same history is skipped (a second import, or a retry after a crash, changes noth
 holds with another history refuses the whole import, naming the record, before anything is
 written. Each record is then one transaction, so a crash leaves whole records only, and the
 next import skips them. The local embedder re-derives the vectors (an export has none) for the
-versions that name it.
+versions that name it, and each record is placed in the memory's record directory, so the API
+(``cairn serve``) finds it by id.
 """
 
 from __future__ import annotations
@@ -69,9 +70,17 @@ def restore_histories(
                 f"record {history[0].record_id!r} is held here with another history; nothing "
                 "was imported: restore into a store that does not hold it, or leave it out"
             )
+    from cairn.ports import RecordPlacement
+
     vectors = _vectors(embedder, fresh)
     for history in fresh:
         stores.records.restore(scope, history, vectors=vectors)
+        if stores.directory is not None:  # so the API (cairn serve) finds it by id
+            head = history[-1]
+            placement = RecordPlacement(
+                record_id=head.record_id, actor_id=scope.actor_id, namespace=head.namespace
+            )
+            stores.directory.place(scope.memory_id, [placement])
     return Restored(restored=len(fresh), held=len(histories) - len(fresh))
 
 
