@@ -33,6 +33,8 @@ STEPS = (
     "history_recall",
     "cost",
 )
+# The steps whose long parts draw progress bars on stderr, which --quiet turns off.
+WITH_BARS = frozenset({"quality"})
 
 
 def _step(name: str) -> Callable[[list[str]], int] | None:
@@ -51,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a small slice of each; no writes")
     parser.add_argument("--only", choices=STEPS, action="append", help="run just these steps")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars on stderr")
     args = parser.parse_args(argv)
     forwarded = ["--quick"] if args.quick else []
     failed: list[str] = []
@@ -64,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # The hook for part 4: the cost model needs the extraction pipeline's numbers.
                 print(f"benchmarks.{name}: not written yet; skipped", file=sys.stderr)
                 continue
-            status = step(forwarded)
+            quiet = ["--quiet"] if args.quiet and name in WITH_BARS else []
+            status = step([*forwarded, *quiet])
         except Exception:  # one broken step must not hide the others' results
             traceback.print_exc()
             status = 1

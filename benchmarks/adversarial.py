@@ -31,13 +31,23 @@ class AdversarialResult:
     outcomes: dict[str, list[Outcome]] = field(default_factory=dict)
 
 
-def _prepared(data: Path, embedder: Embedder, limit: int, use_cache: bool) -> list[Prepared]:
+def _prepared(
+    data: Path, embedder: Embedder, limit: int, use_cache: bool, quiet: bool
+) -> list[Prepared]:
     conversations, _ = load_conversations(data, categories=ADVERSARIAL)
     conversations = conversations[:limit]
     turns = [t.indexed_text for c in conversations for t in c.turns]
     questions = [q.text for c in conversations for q in c.questions]
-    turn_vectors, _ = embed_all(embedder, turns, use_cache=use_cache)
-    question_vectors, _ = embed_all(embedder, questions, use_cache=use_cache)
+    turn_vectors, _ = embed_all(
+        embedder, turns, use_cache=use_cache, label="embedding turns", quiet=quiet
+    )
+    question_vectors, _ = embed_all(
+        embedder,
+        questions,
+        use_cache=use_cache,
+        label="embedding adversarial questions",
+        quiet=quiet,
+    )
     prepared: list[Prepared] = []
     t_at = q_at = 0
     for c in conversations:
@@ -54,11 +64,12 @@ def measure_adversarial(
     *,
     limit: int,
     use_cache: bool,
+    quiet: bool = False,
 ) -> AdversarialResult:
     """R@k of the baselines and of cairn's defaults on the category-5 questions of the first
     ``limit`` conversations."""
     result = AdversarialResult()
-    prepared = _prepared(data, embedder, limit, use_cache)
+    prepared = _prepared(data, embedder, limit, use_cache, quiet)
     for name, retriever in baselines.items():
         result.outcomes[name] = [
             judge(q, ids)

@@ -2,7 +2,9 @@
 
 Turn-level retrieval, one index per conversation, each turn indexed as
 ``[session date] speaker: text``, questions of categories 1-4. Prints the results and writes
-them to ``docs/benchmarks.md`` (a full run only, unless ``--no-write``).
+them to ``docs/benchmarks.md`` (a full run only, unless ``--no-write``). The long steps
+(embedding, recall under every policy) show bars on stderr when it is a terminal, unless
+``--quiet``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def foreign_questions(conversations: Sequence[Conversation]) -> dict[str, list[s
 
 
 def prepare(
-    data: Path, *, quick: bool, use_cache: bool
+    data: Path, *, quick: bool, use_cache: bool, quiet: bool = False
 ) -> tuple[list[Prepared], dict[str, list[str]], dict[str, str]]:
     conversations, cleaning = load_conversations(data)
     foreign = foreign_questions(conversations)
@@ -70,8 +72,12 @@ def prepare(
     embedder = OnnxEmbedder()
     turns = [t.indexed_text for c in conversations for t in c.turns]
     questions = [q.text for c in conversations for q in c.questions]
-    turn_vectors, turn_seconds = embed_all(embedder, turns, use_cache=use_cache)
-    question_vectors, question_seconds = embed_all(embedder, questions, use_cache=use_cache)
+    turn_vectors, turn_seconds = embed_all(
+        embedder, turns, use_cache=use_cache, label="embedding turns", quiet=quiet
+    )
+    question_vectors, question_seconds = embed_all(
+        embedder, questions, use_cache=use_cache, label="embedding questions", quiet=quiet
+    )
     prepared: list[Prepared] = []
     t_at = q_at = 0
     for c in conversations:
@@ -121,6 +127,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-cache", action="store_true", help=f"do not use {CACHE_DIR}")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars on stderr")
     parser.add_argument(
         "--no-sweep", action="store_true", help="measure cairn recall with its defaults only"
     )
@@ -134,16 +141,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"LoCoMo data not found at {data}; pass --data or set ${DATA_ENV}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    prepared, foreign, facts = prepare(data, quick=args.quick, use_cache=not args.no_cache)
+    prepared, foreign, facts = prepare(
+        data, quick=args.quick, use_cache=not args.no_cache, quiet=args.quiet
+    )
     runs = [evaluate(name, retriever, prepared) for name, retriever in BASELINES.items()]
     swept = sweep_policies()
     if args.no_sweep:
         swept = {"defaults": swept["defaults"]}
     policies = {**ablation_policies(), **fusion_knob_policies(), **swept}
-    engine = measure(prepared, OnnxEmbedder(), policies, foreign)
+    engine = measure(prepared, OnnxEmbedder(), policies, foreign, quiet=args.quiet)
     runs += engine_runs(engine)
     adversarial = measure_adversarial(
-        data, OnnxEmbedder(), BASELINES, limit=len(prepared), use_cache=not args.no_cache
+        data,
+        OnnxEmbedder(),
+        BASELINES,
+        limit=len(prepared),
+        use_cache=not args.no_cache,
+        quiet=args.quiet,
     )
     given = list(sys.argv[1:] if argv is None else argv)
     command = " ".join(["python -m benchmarks.quality", *given])

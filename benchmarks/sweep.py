@@ -30,6 +30,7 @@ from benchmarks.engine import (
 from benchmarks.fusions import VARIANTS, select_with
 from benchmarks.locomo import Question
 from benchmarks.policies import ideas_off, with_knobs
+from benchmarks.progress import bar
 from benchmarks.retrieval import DEPTH, Prepared
 from benchmarks.scoring import Outcome, judge
 from cairn.ports import Embedder
@@ -156,24 +157,43 @@ def measure(
     foreign: dict[str, list[str]],
     *,
     wide_check_conversations: int = 1,
+    quiet: bool = False,
 ) -> EngineResult:
     """Answer every question as shipped, then rank its pool under every policy and fusion
-    variant; ask each conversation's memory its ``foreign`` questions (by sample id) too."""
+    variant; ask each conversation's memory its ``foreign`` questions (by sample id) too.
+    A bar of questions answered is on stderr while it runs (a terminal only; not ``quiet``)."""
     started = time.perf_counter()
     result = EngineResult(
         policies={label: PolicyResult() for label in policies},
         fusions={label: PolicyResult() for label in VARIANTS},
     )
-    for position, item in enumerate(prepared):
-        index = build_index(item, embedder)
-        now = index.clock.now()
-        for question in item.conversation.questions:
+    total = sum(len(item.conversation.questions) for item in prepared)
+    with bar(total, "recall under every policy", "question", quiet=quiet) as shown:
+        for position, item in enumerate(prepared):
+            asked = foreign.get(item.conversation.sample_id, [])
             wide = position < wide_check_conversations
-            _measure_question(result, index, question, embedder, policies, wide)
-        for text in foreign.get(item.conversation.sample_id, [])[:FOREIGN_PER_CONVERSATION]:
-            pool = gather_pool(index, text, embedder, DEFAULT_POLICY, DEFAULT_TOP_K)
-            for label, policy in policies.items():
-                shown = select(pool, text, policy, now, DEFAULT_TOP_K).record_ids
-                result.policies[label].foreign_shown.append(len(shown))
+            _measure_conversation(result, item, embedder, policies, asked, wide=wide)
+            shown.update(len(item.conversation.questions))
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _measure_conversation(
+    result: EngineResult,
+    item: Prepared,
+    embedder: Embedder,
+    policies: dict[str, RecallPolicy],
+    foreign: Sequence[str],
+    *,
+    wide: bool,
+) -> None:
+    """Index one conversation, answer its questions, then ask it the ``foreign`` ones."""
+    index = build_index(item, embedder)
+    now = index.clock.now()
+    for question in item.conversation.questions:
+        _measure_question(result, index, question, embedder, policies, wide)
+    for text in foreign[:FOREIGN_PER_CONVERSATION]:
+        pool = gather_pool(index, text, embedder, DEFAULT_POLICY, DEFAULT_TOP_K)
+        for label, policy in policies.items():
+            shown = select(pool, text, policy, now, DEFAULT_TOP_K).record_ids
+            result.policies[label].foreign_shown.append(len(shown))
