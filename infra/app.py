@@ -10,12 +10,15 @@ finding fails the synth, and with it ``cdk deploy``. A synth needs the built Lam
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 from aws_cdk import App, IStackSynthesizer, Validations
 from cdk_nag import AwsSolutionsChecks
 
 from infra.settings import StackSettings
 from infra.stack import CairnStack
+from infra.synth_report import nag_failed, open_findings, synth_summary
 
 DEFAULT_STACK_NAME = "Cairn"
 
@@ -33,11 +36,22 @@ def build(app: App, *, synthesizer: IStackSynthesizer | None = None) -> CairnSta
 
 
 def main() -> None:
-    # Run by the CDK CLI, CDK_OUTDIR says where to write; run directly (make synth), cdk.out.
-    app = App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out")
-    build(app)
+    # Run by the CDK CLI, CDK_OUTDIR says where to write; run directly (make synth), cdk.out,
+    # and say what was made (infra.synth_report): the CLI reports for itself.
+    direct = "CDK_OUTDIR" not in os.environ
+    outdir = Path("cdk.out")
+    app = App(outdir=str(outdir) if direct else None)
+    stack = build(app)
     add_checks(app)
-    app.synth()
+    try:
+        app.synth()
+    except RuntimeError:
+        findings = open_findings(outdir) if direct else None
+        if findings:  # cdk-nag failed the synth (the CDK's own error names no next step)
+            sys.exit(nag_failed(outdir, findings))
+        raise
+    if direct:
+        print(synth_summary(outdir, stack.stack_name, stack.settings), file=sys.stderr)
 
 
 if __name__ == "__main__":
