@@ -22,6 +22,12 @@ VARIANTS: dict[str, dict[str, str]] = {
     "alarmed": {"alarmEmail": "ops@example.com"},
     "alarmed-customer-key": {"alarmEmail": "ops@example.com", "encryption": "customer-key"},
     "onnx-capped-metrics": {"embedder": "onnx", "maxConcurrency": "10", "metrics": "true"},
+    "offline-model": {"modelProvider": "heuristic", "embedder": "onnx"},
+    "model-server": {
+        "modelProvider": "openai",
+        "modelBaseUrl": "https://models.example.com/v1",
+        "extractionModelId": "llama3.2",
+    },
     "telegram": {"telegram": "true", "alarmEmail": "ops@example.com"},
     "telegram-customer-key": {
         "telegram": "true",

@@ -4,6 +4,11 @@
   (the local all-MiniLM-L6-v2 model, shipped inside the function asset).
 - ``extractionModelId`` (default ``amazon.nova-lite-v1:0``): the Bedrock model or inference
   profile id extraction calls.
+- ``modelProvider`` (default ``bedrock``): which model extraction and consolidation ask, as the
+  ``cairn`` command's ``--provider``: ``bedrock`` (Converse with ``extractionModelId``),
+  ``openai`` (an OpenAI-compatible server at ``modelBaseUrl``, an ``https://`` URL the functions
+  reach over the internet, serving the model named by ``extractionModelId``) or ``heuristic``
+  (the offline rules: no model call, no Bedrock permission). ``infra.components.model_provider``.
 - ``retentionDays`` (default ``30``): how long transient data lives (below).
 - ``alarmEmail`` (default none): an address the operator alarms e-mail (``infra.components.
   alarms``); without it the stack creates no alarm (one would reach nobody, at $0.10 a month).
@@ -35,11 +40,12 @@ expiring items. Long-term memory itself never expires.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 EmbedderKind = Literal["bedrock", "onnx"]
+ProviderKind = Literal["bedrock", "openai", "heuristic"]
 EncryptionKind = Literal["aws-managed", "customer-key"]
 
 # The ids the deployed functions embed with; ``cairn.embed`` reports the same model ids.
@@ -52,6 +58,8 @@ DEFAULT_EXTRACTION_MODEL_ID = "amazon.nova-lite-v1:0"
 CONTEXT_KEYS: dict[str, str] = {
     "embedder": "embedder",
     "extractionModelId": "extraction_model_id",
+    "modelProvider": "model_provider",
+    "modelBaseUrl": "model_base_url",
     "retentionDays": "retention_days",
     "alarmEmail": "alarm_email",
     "encryption": "encryption",
@@ -78,6 +86,8 @@ class StackSettings(BaseModel):
     extraction_model_id: str = Field(
         default=DEFAULT_EXTRACTION_MODEL_ID, pattern=r"^[a-zA-Z0-9._:/\-]{1,2048}$"
     )
+    model_provider: ProviderKind = "bedrock"
+    model_base_url: str | None = Field(default=None, pattern=r"^https://[^\s/?#]+(/[^\s?#]*)?$")
     retention_days: int = Field(default=30, ge=1, le=3653)
     alarm_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
     encryption: EncryptionKind = "aws-managed"
@@ -89,6 +99,23 @@ class StackSettings(BaseModel):
     # None: answer with the extraction model (``telegram_model``).
     telegram_model_id: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9._:/\-]{1,2048}$")
     telegram_timezone: str = Field(default="UTC", pattern=r"^[A-Za-z0-9_+\-/]{1,64}$")
+
+    @model_validator(mode="after")
+    def _provider_is_whole(self) -> Self:
+        if self.model_provider == "openai":
+            if self.model_base_url is None:
+                raise ValueError(
+                    "-c modelProvider=openai needs -c modelBaseUrl=https://... (the server's "
+                    "API root, e.g. https://models.example.com/v1)"
+                )
+            if self.extraction_model_id == DEFAULT_EXTRACTION_MODEL_ID:
+                raise ValueError(
+                    "-c modelProvider=openai needs -c extractionModelId=NAME, the model the "
+                    "server serves (e.g. llama3.2)"
+                )
+        elif self.model_base_url is not None:
+            raise ValueError("-c modelBaseUrl is used only with -c modelProvider=openai")
+        return self
 
     @property
     def embedding_model_id(self) -> str:
@@ -117,6 +144,8 @@ class StackSettings(BaseModel):
             fields = {field: key for key, field in CONTEXT_KEYS.items()}
             problems = "; ".join(
                 f"-c {fields.get(str(error['loc'][0]), error['loc'][0])}: {error['msg']}"
+                if error["loc"]
+                else str(error["msg"]).removeprefix("Value error, ")
                 for error in exc.errors()
             )
             raise SettingsError(f"invalid stack properties: {problems}") from exc

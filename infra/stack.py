@@ -29,6 +29,7 @@ from infra.components.extraction import (
 from infra.components.fanout import RolloutFanout
 from infra.components.lambda_code import ASSET_ROOT, LambdaCode
 from infra.components.lambda_defaults import LambdaDefaults
+from infra.components.model_provider import bedrock_models, invoke_statements, model_environment
 from infra.components.rollout_bucket import RolloutBucket
 from infra.components.tables import MemoryTables
 from infra.components.telegram import TelegramBot
@@ -113,7 +114,7 @@ class CairnStack(Stack):
         extraction, sweep = self.extraction.extraction, self.extraction.sweep
         items, events = self.tables.items, self.tables.events
         objects = self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")
-        models = [self.settings.extraction_model_id, *self.embedding_models()]
+        models = [*bedrock_models(self.settings), *self.embedding_models()]
         for statement in (
             allow(
                 *RECORD_WRITES,
@@ -124,7 +125,7 @@ class CairnStack(Stack):
             # (cairn.aws.s3_staging).
             allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             *self._key_use("kms:Decrypt"),
-            bedrock_invoke_statement(models),
+            *invoke_statements(models),
         ):
             extraction.add_to_role_policy(statement)
         for statement in (
@@ -160,7 +161,7 @@ class CairnStack(Stack):
         """
         function, items = self.consolidation.function, self.tables.items
         objects = self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")
-        models = [self.settings.extraction_model_id]
+        models = bedrock_models(self.settings)
         for statement in (
             allow(
                 *RECORD_WRITES,
@@ -171,7 +172,7 @@ class CairnStack(Stack):
             # (cairn.aws.s3_staging).
             allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             *self._key_use("kms:Decrypt"),
-            bedrock_invoke_statement(models),
+            *invoke_statements(models),
         ):
             function.add_to_role_policy(statement)
         acknowledge_profile_regions(function, models)
@@ -285,6 +286,7 @@ class CairnStack(Stack):
             "CAIRN_EMBEDDER": self.settings.embedder,
             "CAIRN_EMBEDDING_MODEL_ID": self.settings.embedding_model_id,
             "CAIRN_EXTRACTION_MODEL_ID": self.settings.extraction_model_id,
+            **model_environment(self.settings),
             "CAIRN_RETENTION_DAYS": str(self.settings.retention_days),
         }
 
@@ -302,6 +304,7 @@ class CairnStack(Stack):
             "Embedder": self.settings.embedder,
             "EmbeddingModelId": self.settings.embedding_model_id,
             "ExtractionModelId": self.settings.extraction_model_id,
+            "ModelProvider": self.settings.model_provider,
             # Where AWS_ENDPOINT_URL_BEDROCK_AGENTCORE(_CONTROL) point; sign for execute-api.
             "ApiEndpoint": self.api.url,
         }

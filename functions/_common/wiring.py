@@ -206,8 +206,26 @@ def embedder() -> Embedder:
 
 @cache
 def model() -> ModelProvider:
+    """The provider ``CAIRN_MODEL_PROVIDER`` names (``infra.components.model_provider``):
+    Bedrock Converse (the default, and what stacks older than the setting use), an
+    OpenAI-compatible server at ``CAIRN_MODEL_BASE_URL``, or the offline rules."""
     if _injected.model is not None:
         return _injected.model
+    provider = os.environ.get("CAIRN_MODEL_PROVIDER") or "bedrock"
+    if provider == "heuristic":
+        from cairn.local.offline import offline_model
+
+        return offline_model()
+    if provider == "openai":
+        from cairn.llm.openai_compat import OpenAICompatibleModel
+
+        base_url = os.environ.get("CAIRN_MODEL_BASE_URL") or ""
+        return OpenAICompatibleModel(base_url, deployment().extraction_model_id)
+    if provider != "bedrock":
+        raise ConfigurationError(
+            f"model provider {provider!r} is not one cairn knows; deploy with "
+            "-c modelProvider=bedrock, openai or heuristic"
+        )
     from cairn.llm.bedrock import BedrockModel, bedrock_runtime_client
 
     runtime = bedrock_runtime_client(

@@ -239,6 +239,7 @@ def test_every_variant_make_check_runs_is_a_valid_stack_setting() -> None:
     assert {settings.embedder for settings in parsed} == {"bedrock", "onnx"}
     assert any(settings.telegram and settings.alarm_email for settings in parsed)
     assert any(settings.max_concurrency and settings.metrics for settings in parsed)
+    assert {settings.model_provider for settings in parsed} == {"bedrock", "openai", "heuristic"}
 
 
 # --- cost at rest -------------------------------------------------------------------------
