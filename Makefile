@@ -25,16 +25,31 @@ $(STAMP): $(DEMO_STAMP)
 demo: $(DEMO_STAMP)
 	$(VENV)/bin/cairn demo --store $(CURDIR)/.cairn-demo/demo.db --fresh
 
-# `cairn` on PATH for everyday use, in an environment of its own (pipx or uv, whichever exists).
+# `cairn` on PATH for everyday use, in an environment of its own: pipx or uv, whichever exists,
+# else (or with INSTALLER=venv) a virtual environment under INSTALL_HOME with its `cairn` linked
+# into INSTALL_BIN. Each needs the package index (tests/unit/test_make_install.py, run by hand).
+INSTALLER ?= auto
+INSTALL_HOME ?= $(if $(XDG_DATA_HOME),$(XDG_DATA_HOME),$(HOME)/.local/share)/cairn
+INSTALL_BIN ?= $(HOME)/.local/bin
 install:
-	@if command -v pipx >/dev/null 2>&1; then \
+	@if [ "$(INSTALLER)" = auto ] && command -v pipx >/dev/null 2>&1; then \
 	    pipx install --force --pip-args='-c $(CURDIR)/constraints.txt' '$(CURDIR)[onnx,mcp]'; \
-	elif command -v uv >/dev/null 2>&1; then \
+	elif [ "$(INSTALLER)" = auto ] && command -v uv >/dev/null 2>&1; then \
 	    uv tool install --force --constraint '$(CURDIR)/constraints.txt' '$(CURDIR)[onnx,mcp]'; \
+	elif [ "$(INSTALLER)" = auto ] || [ "$(INSTALLER)" = venv ]; then \
+	    echo "make install: no pipx or uv; installing into $(INSTALL_HOME)/venv" >&2; \
+	    $(PYTHON) -m venv '$(INSTALL_HOME)/venv' && \
+	    '$(INSTALL_HOME)/venv/bin/python' -m pip install --quiet --disable-pip-version-check \
+	        -c '$(CURDIR)/constraints.txt' '$(CURDIR)[onnx,mcp]' && \
+	    '$(INSTALL_HOME)/venv/bin/python' -m pip install --quiet --disable-pip-version-check \
+	        --no-deps --force-reinstall '$(CURDIR)' && \
+	    mkdir -p '$(INSTALL_BIN)' && ln -sf '$(INSTALL_HOME)/venv/bin/cairn' '$(INSTALL_BIN)/cairn' && \
+	    echo "make install: $(INSTALL_BIN)/cairn is $$('$(INSTALL_BIN)/cairn' --version)" >&2 && \
+	    case ":$$PATH:" in *":$(INSTALL_BIN):"*) ;; \
+	        *) echo "make install: $(INSTALL_BIN) is not on PATH; add it (e.g. in ~/.profile:" \
+	               "export PATH=\"$(INSTALL_BIN):\$$PATH\")" >&2 ;; esac; \
 	else \
-	    echo "make install: needs pipx or uv (e.g. 'python3 -m pip install --user pipx'), or use" \
-	        ".venv/bin/cairn after 'make demo'" >&2; \
-	    exit 1; \
+	    echo "make install: INSTALLER must be auto or venv, not '$(INSTALLER)'" >&2; exit 2; \
 	fi
 
 test: $(STAMP)
