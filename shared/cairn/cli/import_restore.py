@@ -57,6 +57,7 @@ def restore_histories(
 ) -> Restored:
     """Restore every history the store does not hold (see the module docstring)."""
     from cairn.errors import RecordNotFoundError
+    from cairn.ports import RecordPlacement
 
     fresh = []
     for history in histories:
@@ -70,8 +71,6 @@ def restore_histories(
                 f"record {history[0].record_id!r} is held here with another history; nothing "
                 "was imported: restore into a store that does not hold it, or leave it out"
             )
-    from cairn.ports import RecordPlacement
-
     vectors = _vectors(embedder, fresh)
     for history in fresh:
         stores.records.restore(scope, history, vectors=vectors)
