@@ -245,3 +245,39 @@ def test_a_counted_append_that_landed_unseen_in_an_outage_is_counted_once(
     counters = stores.rollouts.counters(SCOPE, "s1")
     assert counters is not None
     assert counters.version == 1
+
+
+def test_a_restore_whose_answer_is_lost_writes_the_history_once(
+    client: Any, stores: Stores
+) -> None:
+    record = NewRecord(
+        namespace="/facts/tg:1/", content="Likes tea", sources=(Source(kind=SourceKind.USER),)
+    )
+    stores.records.apply(SCOPE, [Create(record=record)])
+    stores.records.apply(SCOPE, [FoldIn(record_id=record.record_id)])
+    history = stores.records.history(SCOPE, record.record_id)
+    target = DynamoDBBackend(
+        client, items_table="cairn-items", events_table="cairn-events", clock=FixedClock()
+    ).stores()
+    elsewhere = Scope(memory_id="m2", actor_id="tg:1")
+    moved = tuple(v.model_copy(update={"memory_id": elsewhere.memory_id}) for v in history)
+    lost = lose_answers(client, "read-timeout")
+
+    restored = target.records.restore(elsewhere, moved)
+
+    assert lost == [1]  # committed, answer lost, acknowledged: not "held already"
+    assert restored == moved
+    assert target.records.history(elsewhere, record.record_id) == moved
+
+
+def test_a_close_claim_whose_answer_is_lost_claims_once(client: Any, stores: Stores) -> None:
+    policy = TriggerPolicy(strategy_ids=("facts",), message_count=6)
+    stores.rollouts.append_counted(SCOPE, turn("I live in Porto."), policy=policy)
+    lost = lose_answers(client, "read-timeout")
+
+    claim = stores.rollouts.claim_session(SCOPE, "s1", AT)
+
+    assert lost == [1]
+    assert claim is not None
+    assert [r.rollout_id for r in stores.rollouts.list_pending(SCOPE)] == [claim.rollout_id]
+    assert stores.rollouts.claim_session(SCOPE, "s1", AT) is None
