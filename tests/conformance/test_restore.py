@@ -14,11 +14,12 @@ from cairn.changes import Create, FoldIn, RecordPatch, Retract, Revise, Supersed
 from cairn.clock import FixedClock
 from cairn.errors import InvalidInputError, RecordNotFoundError, RecordTakenError
 from cairn.models import Edge, EdgeKind, RecordVersion, Status
-from cairn.ports import Stores
+from cairn.ports import Stores, change_kind
 from cairn.recall import RecallQuery, recall
 from cairn.testing import HashingEmbedder
 from tests.conformance.backends import open_backend
 from tests.conformance.samples import MODEL, OTHER_ACTOR, SCOPE, USER, new_fact, vector
+from tests.conformance.test_record_changes import require_feed
 
 EMBEDDER = HashingEmbedder(dims=16)
 
@@ -187,3 +188,29 @@ def test_trust_never_rises_along_a_restored_history(
         _refused(target, laundered, "trust")
     finally:
         target.close()
+
+
+def test_a_restore_is_in_the_change_feed_as_each_version_it_wrote_or_one_erasure(
+    stores: Stores, backend_name: str, clock: FixedClock, tmp_path: Path
+) -> None:
+    histories = _build_histories(stores, clock)
+    target = _fresh(backend_name, clock, tmp_path)
+    try:
+        feed = require_feed(target, backend_name)
+        for history in histories:
+            target.records.restore(SCOPE, history)
+        seen = [(c.record_id, c.version, c.kind) for c in feed.changes_after(0)]
+        refused = len(seen)
+        with pytest.raises(RecordTakenError):
+            target.records.restore(SCOPE, histories[0])
+        assert len(feed.changes_after(0)) == refused  # a refused restore leaves none
+    finally:
+        target.close()
+
+    expected = []
+    for history in histories:
+        if history[-1].status is Status.ERASED:
+            expected.append((history[-1].record_id, history[-1].version, "erased"))
+        else:
+            expected += [(v.record_id, v.version, change_kind(v)) for v in history]
+    assert seen == expected

@@ -218,6 +218,11 @@ class InMemoryRecordStore:
                     values = np.asarray(write.vector.values, dtype=np.float32)
                     self._b.vectors[scope][key] = values
             self._b.bump_generation(scope)
+            head, now = history[-1], self._b.clock.now()
+            if head.status is Status.ERASED:  # the feed tells an erasure as erase does
+                self._b.change_log.record_erased(scope, [(head.record_id, head.version)], now)
+            else:
+                self._b.change_log.record_writes(scope, [w.version for w in writes], now)
         return tuple(write.version for write in writes)
 
     def _versions(self, scope: Scope, record_id: str) -> list[RecordVersion]:

@@ -17,7 +17,7 @@ from cairn.changes import MAX_CONSUMED_ROLLOUTS, Change, Vector
 from cairn.cursor import decode_cursor, encode_cursor
 from cairn.erasure_fence import check_fence, erases
 from cairn.errors import InvalidCursorError, RecordNotFoundError, RecordTakenError
-from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
+from cairn.models import EmbedderId, Page, RecordVersion, Scope, Status, VersionRef
 from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexRow
 from cairn.restoring import plan_restore
@@ -110,6 +110,11 @@ class SQLiteRecordStore:
             for write in writes:
                 _insert(conn, write)
             bump(conn, self._db, scope)
+            head, now = history[-1], self._clock.now()
+            if head.status is Status.ERASED:  # the feed tells an erasure as erase does
+                log_erased(conn, scope, [(head.record_id, head.version)], now)
+            else:
+                log_writes(conn, scope, [write.version for write in writes], now)
         return tuple(write.version for write in writes)
 
     def get(self, scope: Scope, record_id: str) -> RecordVersion:
