@@ -223,8 +223,8 @@ def _mem0_records(lines: list[str], scope: Scope) -> list[NewRecord]:
 
 def run_import(args: argparse.Namespace) -> int:
     """File the file's records into the actor's memory; print how many, and how many skipped."""
-    from cairn.cli.opening import opened, scope_of
     from cairn.cli.import_restore import check_histories, restore_histories
+    from cairn.cli.opening import opened, scope_of
     from cairn.embed.onnx import OnnxEmbedder
 
     if args.actor is None:
