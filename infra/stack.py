@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import CfnOutput, Duration, Stack, Tags
+from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Tags, Validations
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from cairn.rollout.staging_keys import KEY_PREFIX
@@ -22,6 +23,7 @@ from infra.components.api import AgentCoreApi
 from infra.components.consolidation import ConsolidationFunction
 from infra.components.encryption import EncryptionKey
 from infra.components.extraction import (
+    WAKE_UP_PREFIX,
     ExtractionFunctions,
     acknowledge_profile_regions,
     bedrock_invoke_statement,
@@ -149,6 +151,46 @@ class CairnStack(Stack):
         acknowledge_profile_regions(extraction, models)
         for function in (extraction, sweep):
             acknowledge_rollout_objects(function, self.rollouts.bucket)
+        # The Scheduler, at a wake-up: invoke the sweep; a delivery that failed goes to the
+        # sweep's failures queue (SSE-SQS: no key to use).
+        role = self.extraction.scheduler_role
+        role.add_to_policy(allow("lambda:InvokeFunction", resources=[sweep.function_arn]))
+        role.add_to_policy(
+            allow("sqs:SendMessage", resources=[self.extraction.sweep_failures.queue_arn])
+        )
+        self._allow_arming(sweep, target=None)
+
+    def _allow_arming(
+        self, function: lambda_.Function, *, target: lambda_.IFunction | None
+    ) -> None:
+        """Let ``function`` arm the sweep's wake-ups: create one-time schedules in the group
+        (only ``sweep-*`` ones), passing the Scheduler's role, and tell it where they are;
+        ``target`` is the sweep it names (``None``: the sweep itself, from its context)."""
+        wake_ups = self.extraction
+        function.add_to_role_policy(
+            allow("scheduler:CreateSchedule", resources=[wake_ups.wake_up_schedules()])
+        )
+        function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["iam:PassRole"],
+                resources=[wake_ups.scheduler_role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
+            )
+        )
+        for name, value in wake_ups.timer_environment().items():
+            function.add_environment(name, value)
+        if target is not None:
+            function.add_environment("CAIRN_SWEEP_FUNCTION_ARN", target.function_arn)
+        if function.role is not None:
+            group = self.get_logical_id(wake_ups.wake_ups)
+            Validations.of(function.role).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:"
+                    f"<AWS::Region>:<AWS::AccountId>:schedule/<{group}>/{WAKE_UP_PREFIX}*]",
+                    reason="A wake-up schedule is named by its minute (cairn.aws.sweep_timer): "
+                    "only sweep-* schedules of the stack's own group.",
+                )
+            )
 
     def _grant_consolidation(self) -> None:
         """Least privilege for consolidation, action by action (docs/consolidation.md).
@@ -213,6 +255,7 @@ class CairnStack(Stack):
         if self.embedding_models():
             function.add_to_role_policy(bedrock_invoke_statement(self.embedding_models()))
         acknowledge_rollout_objects(function, self.rollouts.bucket)
+        self._allow_arming(function, target=self.extraction.sweep)
 
     def _telegram(self) -> TelegramBot:
         """The Telegram backend (``-c telegram=true``), granted action by action.
@@ -263,6 +306,7 @@ class CairnStack(Stack):
         acknowledge_profile_regions(bot.function, models)
         acknowledge_rollout_objects(bot.function, self.rollouts.bucket)
         acknowledge_persona_objects(bot)
+        self._allow_arming(bot.function, target=self.extraction.sweep)
         CfnOutput(self, "TelegramWebhookUrl", value=bot.url.url)
         CfnOutput(self, "TelegramBotSecretArn", value=bot.secret.secret_arn)
         CfnOutput(self, "TelegramPersonaBucketName", value=bot.persona.bucket_name)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cairn.clock import SystemClock
 from cairn.errors import ConfigurationError
 from cairn.extract.staging import RolloutPipeline
-from cairn.ports import Clock, Embedder, ModelProvider, Stores
+from cairn.ports import Clock, Embedder, ModelProvider, Stores, SweepTimer
 
 if TYPE_CHECKING:
     from cairn.consolidate.commit import Consolidator
@@ -51,6 +51,12 @@ class Deployment:
     embedding_model_id: str = ""
     # Empty with AWS-managed encryption: payloads take the bucket's default (SSE-S3).
     kms_key_id: str = ""
+    # The sweep's wake-ups (infra.components.sweep_timer); empty in a stack without them.
+    sweep_schedule_group: str = ""
+    sweep_scheduler_role_arn: str = ""
+    sweep_failures_arn: str = ""
+    # Set on the functions that append (the API, the Telegram webhook): whom a wake-up invokes.
+    sweep_function_arn: str = ""
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str]) -> Deployment:
@@ -72,7 +78,16 @@ class Deployment:
             **{field: environ[variable] for field, variable in names.items()},
             embedding_model_id=environ.get("CAIRN_EMBEDDING_MODEL_ID", ""),
             kms_key_id=environ.get("CAIRN_KMS_KEY_ID", ""),
+            **{field: environ.get(variable, "") for field, variable in _SWEEP_TIMER.items()},
+            sweep_function_arn=environ.get("CAIRN_SWEEP_FUNCTION_ARN", ""),
         )
+
+
+_SWEEP_TIMER = {
+    "sweep_schedule_group": "CAIRN_SWEEP_SCHEDULE_GROUP",
+    "sweep_scheduler_role_arn": "CAIRN_SWEEP_SCHEDULER_ROLE_ARN",
+    "sweep_failures_arn": "CAIRN_SWEEP_FAILURES_ARN",
+}
 
 
 def record_budget_ms() -> int:
@@ -115,6 +130,7 @@ def reset() -> None:
         client,
         stores,
         staging,
+        sweep_timer,
         pipeline,
         embedder,
         model,
@@ -170,14 +186,42 @@ def _rollouts(built: Stores) -> Any:
 
 
 @cache
+def sweep_timer(target_arn: str = "") -> SweepTimer | None:
+    """The sweep's wake-ups, invoking ``target_arn`` (the sweep re-arming itself passes its
+    own ARN; an appending function's comes from ``CAIRN_SWEEP_FUNCTION_ARN``); ``None`` where
+    the stack sets none (an older stack, swept every minute by its rule)."""
+    found = deployment()
+    missing = sorted(v for f, v in _SWEEP_TIMER.items() if not getattr(found, f))
+    if len(missing) == len(_SWEEP_TIMER) or not (target := target_arn or found.sweep_function_arn):
+        return None
+    if missing:  # some but not all: a half-deployed function says what it lacks
+        raise ConfigurationError(f"the function's environment lacks {', '.join(missing)}")
+    from cairn.aws.sweep_timer import SchedulerSweepTimer
+
+    return SchedulerSweepTimer(
+        client("scheduler"),
+        group=found.sweep_schedule_group,
+        target_arn=target,
+        role_arn=found.sweep_scheduler_role_arn,
+        dead_letter_arn=found.sweep_failures_arn,
+        clock=clock(),
+    )
+
+
+@cache
 def pipeline() -> RolloutPipeline:
-    """Counting, staging and announcing: what appends events and what the sweep drives."""
+    """Counting, staging and announcing: what appends events and what the sweep drives; an
+    append arms the sweep's wake-up for what it left due (``sweep_timer``)."""
     from cairn.aws.sns_notifier import SNSNotifier
 
     topic = deployment().rollout_topic_arn  # first: a misdeployed function says what is missing
     notifier = SNSNotifier(client("sns"), topic_arn=topic)
     return RolloutPipeline(
-        rollouts=_rollouts(stores()), staging=staging(), notifier=notifier, clock=clock()
+        rollouts=_rollouts(stores()),
+        staging=staging(),
+        notifier=notifier,
+        clock=clock(),
+        timer=sweep_timer(),
     )
 
 

@@ -1,9 +1,10 @@
-"""The trigger sweep Lambda, run by an EventBridge schedule: ``cairn.extract.sweep.sweep``.
+"""The trigger sweep Lambda: ``cairn.extract.sweep.sweep``, woken when something falls due.
 
-Claims idle sessions, finishes stalled releases and re-announces unconsumed rollouts; the
-library returns counts and this shell publishes them as metrics. It runs 43,800 times a month,
-nearly always with nothing to do: such a run publishes no metric and logs at debug level only,
-so an idle sweep adds no metric-month and no log line beyond Lambda's own.
+Claims idle sessions, finishes stalled releases and re-announces unconsumed rollouts, then arms
+its next wake-up (a one-time schedule invoking this function, its own ARN from the context) for
+what is still due, or none; the hourly safety rule runs it too. The library returns counts and
+this shell publishes them as metrics. A run with nothing to do publishes no metric and logs at
+debug level only, so it adds no metric-month and no log line beyond Lambda's own.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from functions._common.observability import count, logger, metrics, tracer
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    report = sweep(wiring.pipeline()).model_dump()
-    done = {name: value for name, value in report.items() if value}
+    timer = wiring.sweep_timer(context.invoked_function_arn)
+    report = sweep(wiring.pipeline(), timer=timer).model_dump()
+    done = {name: value for name, value in report.items() if value and name != "armed"}
     for name, value in done.items():
         count("Sweep" + name.title().replace("_", ""), value)
     (logger.info if done else logger.debug)("sweep done", extra=report)

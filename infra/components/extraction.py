@@ -9,12 +9,19 @@
   worst case (``CAIRN_RECORD_BUDGET_MS``); the rest of the batch goes back as batch failures,
   so no batch outruns its function. The queue's visibility is six times the timeout
   (``infra.components.fanout``).
-- ``Sweep``: runs every minute on an EventBridge rule (``functions/sweep/handler.py``): idle
-  sessions, stalled releases, unconsumed rollouts. One minute is the granularity of idle
-  timeouts, whose range (10-3,000 s) is AgentCore's. Untraced (43,800 runs a month, nearly all
-  with nothing to do) and small. A failed invocation is retried by EventBridge (delivery) or
-  not at all (the next minute's run is the retry), and its event kept in ``SweepFailures``
-  (an alarm watches it when the stack has an alarm address).
+- ``Sweep`` (``functions/sweep/handler.py``): idle sessions, stalled releases, unconsumed
+  rollouts, run only when something falls due. An append that leaves the sweep something to
+  wait for (a session's first pending message, a claimed rollout) arms a one-time EventBridge
+  Scheduler schedule in ``SweepWakeUps`` for that minute, which invokes the sweep once and is
+  deleted (``cairn.aws.sweep_timer``); each pass arms the next for the earliest thing still
+  due, or nothing. So an idle stack invokes nothing. One minute is the granularity of idle
+  timeouts, whose range (10-3,000 s) is AgentCore's. The ``SweepSafety`` rule also runs it
+  every ``SAFETY_EVERY`` (an hour): a wake-up lost to a crash between an append's commit and
+  its arming, or a pass that failed for good, delays a release by at most that. The Scheduler
+  invokes it as ``SweepScheduler`` (a role only it assumes, for this account). Untraced and
+  small. A failed delivery is retried by EventBridge or the Scheduler, a failed run not at all
+  (the next wake-up or safety run is the retry), and its event kept in ``SweepFailures`` (an
+  alarm watches it when the stack has an alarm address).
 
 Data access is granted by the stack (``infra.stack``), never here. The event source mapping is
 the exception CDK makes for itself: wiring the queue grants the function what consuming it
@@ -30,9 +37,12 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from cairn.aws.sweep_timer import NAME_PREFIX as WAKE_UP_PREFIX
+from cairn.extract.sweep import SAFETY_EVERY as SAFETY_SWEEP_EVERY
 from infra.components.lambda_defaults import LambdaDefaults
 
 # The worst case of one rollout notice (docs/extraction.md): the built-in strategies each
@@ -49,7 +59,7 @@ RECORDS_PER_TIMEOUT = 2  # the worst case fits twice: the first notice is always
 EXTRACTION_TIMEOUT = Duration.seconds(RECORDS_PER_TIMEOUT * int(RECORD_WORST_CASE.to_seconds()))
 SWEEP_TIMEOUT = Duration.seconds(60)
 SWEEP_MEMORY_MB = 256
-SWEEP_EVERY = Duration.minutes(1)
+SAFETY_EVERY = Duration.seconds(int(SAFETY_SWEEP_EVERY.total_seconds()))
 SWEEP_RETRIES = 2  # EventBridge's retries of a delivery that failed (throttled, unavailable)
 SWEEP_EVENT_AGE = Duration.minutes(5)  # an older sweep is superseded by the next one
 BATCH_SIZE = 10  # the most an SQS FIFO event source takes
@@ -70,7 +80,8 @@ def queue_source(
 
 
 class ExtractionFunctions(Construct):
-    """The extraction function on ``queue`` and the sweep function on its schedule."""
+    """The extraction function on ``queue``; the sweep function, its wake-ups and its
+    safety schedule."""
 
     def __init__(
         self,
@@ -116,17 +127,27 @@ class ExtractionFunctions(Construct):
             memory_size=SWEEP_MEMORY_MB,
             traced=False,
         )
-        # The next minute's sweep is the retry of a failed one; the failure is kept.
+        # The next wake-up or safety run is the retry of a failed one; the failure is kept.
         self.sweep.configure_async_invoke(
             retry_attempts=0,
             max_event_age=SWEEP_EVENT_AGE,
             on_failure=destinations.SqsDestination(self.sweep_failures),
         )
-        self.schedule = events.Rule(
+        self.wake_ups = scheduler.CfnScheduleGroup(self, "SweepWakeUps")
+        self.scheduler_role = iam.Role(
             self,
-            "SweepSchedule",
-            description="cairn: run the trigger sweep",
-            schedule=events.Schedule.rate(SWEEP_EVERY),
+            "SweepScheduler",
+            description="cairn: EventBridge Scheduler invoking the sweep at its wake-ups",
+            assumed_by=iam.ServicePrincipal(
+                "scheduler.amazonaws.com",
+                conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
+            ),
+        )
+        self.safety = events.Rule(
+            self,
+            "SweepSafety",
+            description="cairn: run the trigger sweep whatever is armed (a lost wake-up)",
+            schedule=events.Schedule.rate(SAFETY_EVERY),
             targets=[
                 targets.LambdaFunction(
                     self.sweep,
@@ -136,6 +157,21 @@ class ExtractionFunctions(Construct):
                 )
             ],
         )
+
+    def wake_up_schedules(self) -> str:
+        """The ARN pattern of every wake-up schedule (``cairn.aws.sweep_timer`` names them)."""
+        return (
+            f"arn:{Aws.PARTITION}:scheduler:{Aws.REGION}:{Aws.ACCOUNT_ID}:schedule/"
+            f"{self.wake_ups.ref}/{WAKE_UP_PREFIX}*"
+        )
+
+    def timer_environment(self) -> dict[str, str]:
+        """What a function that arms wake-ups reads (``functions/_common/wiring.py``)."""
+        return {
+            "CAIRN_SWEEP_SCHEDULE_GROUP": self.wake_ups.ref,
+            "CAIRN_SWEEP_SCHEDULER_ROLE_ARN": self.scheduler_role.role_arn,
+            "CAIRN_SWEEP_FAILURES_ARN": self.sweep_failures.queue_arn,
+        }
 
 
 def bedrock_model_arns(model_id: str) -> list[str]:

@@ -545,6 +545,12 @@ class RolloutStore(Protocol):
         own stores); returns how many rows were forgotten."""
         ...
 
+    def next_due(self) -> datetime | None:
+        """The earliest time (any scope) the sweep has something to do: an idle deadline of a
+        session with messages pending, or a rollout's ``due_at``; ``None`` when nothing waits.
+        It may be in the past (work the last pass left over)."""
+        ...
+
 
 class Notifier(Protocol):
     """Tells extractors that a rollout is staged (an SNS FIFO topic, or an in-process queue).
@@ -555,6 +561,18 @@ class Notifier(Protocol):
     def announce(self, notice: RolloutNotice) -> None:
         """Publish ``notice``; announcing the same rollout again within the deduplication
         window delivers it once. Raises a retryable error if not published."""
+        ...
+
+
+class SweepTimer(Protocol):
+    """Wakes the sweep when something falls due, so an idle deployment runs no sweep at all
+    (an EventBridge Scheduler one-time schedule on AWS; nothing embedded, whose worker sweeps
+    on its own timer)."""
+
+    def arm(self, at: datetime) -> None:
+        """Make a sweep run at ``at`` or within a minute after it (at the next minute when
+        ``at`` has passed); arming a minute already armed changes nothing. Raises a retryable
+        ``CairnError`` when the timer could not be armed."""
         ...
 
 

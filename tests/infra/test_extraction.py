@@ -124,14 +124,16 @@ def test_max_concurrency_caps_both_event_source_mappings(synthesized: Synthesize
         assert mapping["ScalingConfig"] == {"MaximumConcurrency": VARIANT["max_concurrency"]}
 
 
-def test_the_sweep_runs_every_minute(default: dict[str, Any]) -> None:
+def test_the_only_standing_schedule_is_the_hourly_safety_sweep(default: dict[str, Any]) -> None:
     sweep, _ = _function(default, "ExtractionSweep")
     (rule,) = (
         r["Properties"] for r in default["Resources"].values() if r["Type"] == "AWS::Events::Rule"
     )
 
-    assert rule["ScheduleExpression"] == "rate(1 minute)"
+    assert rule["ScheduleExpression"] == "rate(1 hour)"
     assert rule["Targets"][0]["Arn"] == {"Fn::GetAtt": [sweep, "Arn"]}
+    # Wake-ups are one-time schedules the functions arm at run time, never the template's.
+    assert not [r for r in default["Resources"].values() if r["Type"] == "AWS::Scheduler::Schedule"]
 
 
 def test_a_failing_sweep_is_retried_by_eventbridge_and_kept_in_its_failure_queue(
@@ -156,7 +158,7 @@ def test_a_failing_sweep_is_retried_by_eventbridge_and_kept_in_its_failure_queue
     assert invoke_config["DestinationConfig"] == {
         "OnFailure": {"Destination": {"Fn::GetAtt": [failures, "Arn"]}}
     }
-    # Untraced and small: it runs 43,800 times a month, nearly always with nothing to do.
+    # Untraced and small: most runs find little or nothing to do.
     assert "TracingConfig" not in function["Properties"]
     assert function["Properties"]["MemorySize"] == 256
 

@@ -18,6 +18,8 @@ from cairn.store.dynamodb.schema import TABLES, create_table_request
 
 REGION = "us-east-1"
 MAX_RECEIVES = 3
+SWEEP_FUNCTION_ARN = f"arn:aws:lambda:{REGION}:123456789012:function:cairn-sweep"
+SCHEDULE_GROUP = "cairn-sweep"
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,12 @@ class Deployment:
     consolidation_url: str = ""
     consolidation_arn: str = ""
     consolidation_dead_letter_url: str = ""
+    # The sweep's wake-ups (infra.components.sweep_timer): a schedule group, the role the
+    # Scheduler assumes, the failures queue, and the sweep function they invoke.
+    schedule_group: str = ""
+    scheduler_role_arn: str = ""
+    sweep_failures_arn: str = ""
+    sweep_function_arn: str = SWEEP_FUNCTION_ARN
 
     def consolidation(self) -> Deployment:
         """The same deployment seen from the consolidation queue (for a ``LambdaRuntime``)."""
@@ -55,6 +63,10 @@ class Deployment:
             "CAIRN_ROLLOUT_TOPIC_ARN": self.topic_arn,
             "CAIRN_EMBEDDER": "onnx",
             "CAIRN_EXTRACTION_MODEL_ID": "amazon.nova-lite-v1:0",
+            "CAIRN_SWEEP_SCHEDULE_GROUP": self.schedule_group,
+            "CAIRN_SWEEP_SCHEDULER_ROLE_ARN": self.scheduler_role_arn,
+            "CAIRN_SWEEP_FAILURES_ARN": self.sweep_failures_arn,
+            "CAIRN_SWEEP_FUNCTION_ARN": self.sweep_function_arn,
             "POWERTOOLS_SERVICE_NAME": "cairn",
             "POWERTOOLS_METRICS_NAMESPACE": "cairn",
             "POWERTOOLS_TRACE_DISABLED": "true",
@@ -106,7 +118,28 @@ def create_deployment(session: Any) -> Deployment:
             Endpoint=endpoint,
             Attributes={"RawMessageDelivery": "true", "FilterPolicy": json.dumps({"kind": [kind]})},
         )
+    failures = sqs.create_queue(QueueName="cairn-sweep-failures")["QueueUrl"]
+    failures_arn = sqs.get_queue_attributes(QueueUrl=failures, AttributeNames=["QueueArn"])
+    session.client("scheduler", region_name=REGION).create_schedule_group(Name=SCHEDULE_GROUP)
+    role = session.client("iam", region_name=REGION).create_role(
+        RoleName="cairn-sweep-scheduler",
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "scheduler.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+    )
     return Deployment(
+        schedule_group=SCHEDULE_GROUP,
+        scheduler_role_arn=role["Role"]["Arn"],
+        sweep_failures_arn=failures_arn["Attributes"]["QueueArn"],
         items_table=names["items"],
         events_table=names["events"],
         bucket="cairn-rollouts",

@@ -11,6 +11,13 @@ attempt wins over a rebuilt one.
 
 A failure to release never fails the append: the event is stored and counted (acknowledged),
 the rollout stays claimed or staged, and the sweep releases it within ``STALL_AFTER``.
+
+With a ``timer`` (the deployed stack's), an append that leaves the sweep something new to wait
+for arms it: the idle deadline of a session whose pending batch the event started, and the due
+time of the rollout it claimed (``due_at``: re-announce if never consumed, or finish if the
+release stalled). An append that only moves a deadline arms nothing: the sweep woken by the
+earlier deadline re-arms for the later one. A timer that cannot be armed never fails the append
+either: the stack's hourly safety sweep finds what it would have woken for.
 """
 
 from __future__ import annotations
@@ -18,11 +25,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from cairn.errors import CairnError, RolloutConflictError
 from cairn.models import Event, EventInput, Scope
-from cairn.ports import Clock, Notifier, RolloutStore, StagingStore
-from cairn.rollout.index import Appended, Rollout, RolloutState, TriggerPolicy, messages_of
+from cairn.ports import Clock, Notifier, RolloutStore, StagingStore, SweepTimer
+from cairn.rollout.index import (
+    Appended,
+    Rollout,
+    RolloutState,
+    TriggerPolicy,
+    due_at,
+    messages_of,
+)
 from cairn.rollout.payload import (
     RolloutMessage,
     RolloutNotice,
@@ -87,6 +102,7 @@ class RolloutPipeline:
     staging: StagingStore
     notifier: Notifier
     clock: Clock
+    timer: SweepTimer | None = None
 
     def append(
         self,
@@ -96,15 +112,36 @@ class RolloutPipeline:
         *,
         idempotency_key: str | None = None,
     ) -> Appended:
-        """Append and count ``event``; release the rollout it claimed, if any. The event is
-        acknowledged once this returns, even if releasing failed (the sweep retries that).
+        """Append and count ``event``; release the rollout it claimed, if any; arm the sweep
+        for what the append left due. The event is acknowledged once this returns, even if
+        releasing or arming failed (the sweep retries the one, the safety sweep covers both).
         A repeat under ``idempotency_key`` returns the first event (``append_counted``)."""
         appended = self.rollouts.append_counted(
             scope, event, policy=policy, idempotency_key=idempotency_key
         )
+        wake = appended.idle_due_at
         if appended.claim is not None:
-            self.release_quietly(appended.claim)
+            released = self.release_quietly(appended.claim) or appended.claim
+            wake = min((t for t in (wake, due_at(released)) if t is not None), default=None)
+        if wake is not None:
+            self.arm_quietly(wake)
         return appended
+
+    def arm_quietly(self, at: datetime) -> bool:
+        """Arm the timer (if any) for ``at``, logging instead of raising a ``CairnError``;
+        whether a wake-up is armed."""
+        if self.timer is None:
+            return False
+        try:
+            self.timer.arm(at)
+        except CairnError as exc:
+            log.warning(
+                "sweep not armed for %s (%s); the safety sweep will find it",
+                at.isoformat(),
+                type(exc).__name__,
+            )
+            return False
+        return True
 
     def release_quietly(self, rollout: Rollout) -> Rollout | None:
         """``release``, logging instead of raising a ``CairnError``; ``None`` if it failed."""

@@ -207,10 +207,29 @@ class Rollout(Frozen):
 
 
 class Appended(Frozen):
-    """An appended event and the rollout its append claimed, if a count trigger fired."""
+    """An appended event and the rollout its append claimed, if a count trigger fired.
+
+    ``idle_due_at`` is the session's idle deadline when this event started its pending batch
+    (the session had nothing pending before it): the moment the sweep first has something to
+    wait for in the session. Later events of the batch move the deadline, and the sweep that
+    wakes at the first one re-arms for the next (``cairn.extract.sweep``)."""
 
     event: Event
     claim: Rollout | None = None
+    idle_due_at: UtcDatetime | None = None
+
+
+def appended(
+    event: Event,
+    before: SessionCounters | None,
+    after: SessionCounters | None,
+    claim: Rollout | None,
+) -> Appended:
+    """What an append returns, from the session's counters before and after it."""
+    started = after is not None and bool(after.pending) and not (before and before.pending)
+    return Appended(
+        event=event, claim=claim, idle_due_at=after.idle_due_at if started and after else None
+    )
 
 
 # --- pure planners ------------------------------------------------------------------------

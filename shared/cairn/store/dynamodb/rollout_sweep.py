@@ -11,7 +11,7 @@ import heapq
 from datetime import datetime
 
 from cairn.store.dynamodb.client import DynamoDBClient
-from cairn.store.dynamodb.codec import Item, s, text
+from cairn.store.dynamodb.codec import Item, decode_time, s, text
 from cairn.store.dynamodb.rollout_codec import DUE_PREFIX, IDLE_PREFIX, SHARDS, due_bound
 from cairn.store.dynamodb.schema import DUE_INDEX
 
@@ -28,6 +28,26 @@ class DueIndex:
     def rollouts(self, now: datetime, limit: int) -> list[Item]:
         """Rollout items due at or before ``now``, earliest first."""
         return self._due(DUE_PREFIX, now, limit)
+
+    def earliest(self) -> datetime | None:
+        """When the first entry of the index (idle session or rollout, any shard) falls due;
+        ``None`` when the index is empty. Eventually consistent, like every read of it: a
+        moment-old entry may show, and the sweep woken by it finds nothing and re-arms."""
+        firsts = [
+            self._db.call(
+                "query",
+                TableName=self._table,
+                IndexName=DUE_INDEX.name,
+                KeyConditionExpression="dpk = :d",
+                ExpressionAttributeValues={":d": s(f"{prefix}{shard}")},
+                ProjectionExpression="dsk",
+                Limit=1,
+            ).get("Items", [])
+            for prefix in (IDLE_PREFIX, DUE_PREFIX)
+            for shard in range(SHARDS)
+        ]
+        times = [text(item, "dsk").split("#", 1)[0] for items in firsts for item in items]
+        return decode_time(min(times)) if times else None
 
     def _due(self, prefix: str, now: datetime, limit: int) -> list[Item]:
         per_shard = [self._shard(f"{prefix}{shard}", now, limit) for shard in range(SHARDS)]

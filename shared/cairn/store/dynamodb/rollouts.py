@@ -44,6 +44,7 @@ from cairn.rollout.index import (
     SessionCounters,
     TriggerPolicy,
     advance,
+    appended,
     claim_closed_session,
     claim_idle_session,
     count_append,
@@ -162,7 +163,7 @@ class DynamoDBRolloutStore:
             current = self.counters(scope, stored.session_id) if policy is not None else None
             counted = count_append(current, stored, policy) if policy is not None else None
             writes = list(base)
-            claim = None
+            claim, counters = None, None
             if counted is not None:
                 counters, claim = counted
                 writes.append(
@@ -182,7 +183,7 @@ class DynamoDBRolloutStore:
                 if not exc.retryable:
                     raise
                 continue
-            return Appended(event=stored, claim=claim)
+            return appended(stored, current, counters, claim)
         raise StoreUnavailableError(
             f"session {stored.session_id!r} is taking appends faster than they can be counted; "
             "nothing was written, retry the append"
@@ -336,6 +337,10 @@ class DynamoDBRolloutStore:
         """Rollouts the ``due`` index shows due at ``now``, oldest first (one Query a shard)."""
         check_limit(limit)
         return tuple(map(decode_rollout, self._due.rollouts(now, limit)))
+
+    def next_due(self) -> datetime | None:
+        """The first entry of the ``due`` index (one Query of one item a shard and kind)."""
+        return self._due.earliest()
 
     def erase_scope(self, scope: Scope) -> int:
         """Delete the scope's counters and rollouts: a Query per kind, 25 deletes a request."""

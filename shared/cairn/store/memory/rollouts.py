@@ -25,6 +25,7 @@ from cairn.rollout.index import (
     SessionCounters,
     TriggerPolicy,
     advance,
+    appended,
     claim_closed_session,
     claim_idle_session,
     count_append,
@@ -81,10 +82,11 @@ class InMemoryRolloutStore:
             if counted is None:
                 return Appended(event=stored)
             counters, claim = counted
+            before = self._rows.counters.get(key)
             self._rows.counters[key] = counters
             if claim is not None:
                 self._rows.rollouts.setdefault(scope, {})[claim.rollout_id] = claim
-            return Appended(event=stored, claim=claim)
+            return appended(stored, before, counters, claim)
 
     def events_for(
         self, scope: Scope, session_id: str, refs: Sequence[EventRef]
@@ -180,6 +182,14 @@ class InMemoryRolloutStore:
             ]
         due.sort(key=lambda entry: (entry[0], entry[1]))
         return tuple(rollout for _, _, rollout in due[:limit])
+
+    def next_due(self) -> datetime | None:
+        with self._lock:
+            idle = [c.idle_due_at for c in self._rows.counters.values() if c.pending]
+            due = [
+                due_at(r) for rollouts in self._rows.rollouts.values() for r in rollouts.values()
+            ]
+        return min((when for when in (*idle, *due) if when is not None), default=None)
 
     def erase_scope(self, scope: Scope) -> int:
         with self._lock:

@@ -26,13 +26,14 @@ from cairn.rollout.index import (
     SessionCounters,
     TriggerPolicy,
     advance,
+    appended,
     claim_closed_session,
     claim_idle_session,
     count_append,
     due_at,
 )
 from cairn.store.sqlite import append_keys
-from cairn.store.sqlite.codec import encode_time
+from cairn.store.sqlite.codec import decode_time, encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import insert_event
 
@@ -123,7 +124,7 @@ class SQLiteRolloutStore:
             _save_counters(conn, counters)
             if claim is not None:
                 save_rollout(conn, claim)
-        return Appended(event=stored, claim=claim)
+        return appended(stored, current, counters, claim)
 
     def events_for(
         self, scope: Scope, session_id: str, refs: Sequence[EventRef]
@@ -249,6 +250,15 @@ class SQLiteRolloutStore:
                 (encode_time(now), limit),
             ).fetchall()
         return tuple(Rollout.model_validate_json(data) for (data,) in rows)
+
+    def next_due(self) -> datetime | None:
+        """The earliest idle deadline or rollout due time, from the two indexed columns."""
+        with self._db.transaction(write=False) as conn:
+            (found,) = conn.execute(
+                "SELECT MIN(due) FROM (SELECT MIN(idle_due_at) AS due FROM session_counters"
+                " UNION ALL SELECT MIN(due_at) FROM rollouts)"
+            ).fetchone()
+        return decode_time(found) if found is not None else None
 
     def erase_scope(self, scope: Scope) -> int:
         """Delete the scope's counters and rollouts; returns how many rows went."""
