@@ -121,10 +121,14 @@ clean:
 # any unacknowledged cdk-nag finding. `make lambda-assets` downloads wheels from PyPI, so `make
 # test` never runs it: each functions/<fn>/ becomes build/lambda/<fn>/ (dependencies built for
 # the Lambda platform + the functions package, compiled to bytecode by the Lambda's Python
-# version), and build/lambda/manifest.json records the extras built in. LAMBDA_PYTHON must
-# match the runtime in infra/components/lambda_defaults.py (a test checks it).
+# version when one runs here; infra/lambda_assets.py lays it out, tests/infra/test_lambda_assets.py
+# checks that offline), and build/lambda/manifest.json records the extras built in. LAMBDA_PYTHON
+# must match the runtime in infra/components/lambda_defaults.py (a test checks it).
 CDK_ENV := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 CDK_DISABLE_CLI_TELEMETRY=true
 LAMBDA_PYTHON ?= 3.12
+# The interpreter that compiles the bytecode; without a Python $(LAMBDA_PYTHON) that runs,
+# `make lambda-assets` ships no bytecode and says so (`make deploy` refuses).
+LAMBDA_COMPILER ?= python$(LAMBDA_PYTHON)
 EMBEDDER ?= bedrock
 ONNX_EXTRAS := aws,onnx
 LAMBDA_EXTRAS ?= $(if $(filter onnx,$(EMBEDDER)),$(ONNX_EXTRAS),aws)
@@ -145,32 +149,19 @@ synth: $(STAMP)
 
 deploy-prerequisites:
 	@command -v node >/dev/null || { echo "deploy needs Node.js 20+ (the CDK CLI runs on it)"; exit 1; }
-	@command -v python$(LAMBDA_PYTHON) >/dev/null || { echo "deploy needs python$(LAMBDA_PYTHON) on PATH to compile the Lambda bytecode"; exit 1; }
+	@$(LAMBDA_COMPILER) -c 'import sys; sys.exit(sys.version_info[:2] != tuple(map(int, "$(LAMBDA_PYTHON)".split("."))))' 2>/dev/null || { echo "deploy needs Python $(LAMBDA_PYTHON) to compile the Lambda bytecode: put python$(LAMBDA_PYTHON) on PATH or pass LAMBDA_COMPILER=<its path>"; exit 1; }
 	@command -v aws >/dev/null && aws sts get-caller-identity >/dev/null 2>&1 || { echo "deploy needs AWS credentials: aws sts get-caller-identity must work"; exit 1; }
 
 deploy: deploy-prerequisites lambda-assets
 	$(CDK_ENV) $(CDK) deploy --app "$(PY) -m infra.app" -c embedder=$(EMBEDDER) $(CDK_ARGS)
 
 lambda-assets: $(STAMP)
-	@command -v python$(LAMBDA_PYTHON) >/dev/null || { echo "lambda-assets needs python$(LAMBDA_PYTHON) on PATH to compile the bytecode Lambda runs"; exit 1; }
 	rm -rf $(LAMBDA_BUILD) build/lambda-deps build/wheels
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir build/wheels .
 	$(PY) -m pip install --quiet --target build/lambda-deps --no-compile \
 	    $(LAMBDA_PLATFORMS) --implementation cp --python-version $(LAMBDA_PYTHON) \
 	    --only-binary=:all: -c constraints.txt \
 	    "$$(ls build/wheels/cairn-*.whl)[$(LAMBDA_EXTRAS)]" $(LAMBDA_REQUIREMENTS)
-	@for dir in $(FUNCTIONS_DIR)/*/; do \
-	    fn=$$(basename "$$dir"); \
-	    case "$$fn" in _*) continue;; esac; \
-	    out=$(LAMBDA_BUILD)/$$fn; \
-	    mkdir -p "$$out/functions"; \
-	    cp -R build/lambda-deps/. "$$out/"; \
-	    if [ -f $(FUNCTIONS_DIR)/__init__.py ]; then cp $(FUNCTIONS_DIR)/__init__.py "$$out/functions/"; fi; \
-	    if [ -d $(FUNCTIONS_DIR)/_common ]; then cp -R $(FUNCTIONS_DIR)/_common "$$out/functions/"; fi; \
-	    cp -R "$$dir" "$$out/functions/$$fn"; \
-	    find "$$out" -name __pycache__ -prune -exec rm -rf {} +; \
-	    python$(LAMBDA_PYTHON) -m compileall -q -j 0 --invalidation-mode unchecked-hash "$$out" >/dev/null; \
-	    echo "built $$out"; \
-	done
-	$(PY) -c 'import json, sys; print(json.dumps({"extras": sys.argv[1].split(","), "python": sys.argv[2]}))' \
-	    "$(LAMBDA_EXTRAS)" "$(LAMBDA_PYTHON)" > $(LAMBDA_BUILD)/manifest.json
+	$(PY) -m infra.lambda_assets --deps build/lambda-deps --functions $(FUNCTIONS_DIR) \
+	    --out $(LAMBDA_BUILD) --extras "$(LAMBDA_EXTRAS)" --python $(LAMBDA_PYTHON) \
+	    --compiler "$(LAMBDA_COMPILER)"

@@ -23,8 +23,9 @@ from aws_cdk import Aws, CfnRule, CfnRuleAssertion, Fn, Stack
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from infra.lambda_assets import MANIFEST
+
 ASSET_ROOT = Path(__file__).resolve().parents[2] / "build" / "lambda"
-MANIFEST = "manifest.json"
 PLACEHOLDER_RULE = "RefusePlaceholderCode"
 _PLACEHOLDER = (
     "def lambda_handler(event, context):\n"

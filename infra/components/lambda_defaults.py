@@ -2,7 +2,7 @@
 
 Every function gets: Python 3.12 on arm64 (Graviton: cheaper per GB-second), JSON logs into its
 own log group with bounded retention, active X-Ray tracing (unless the caller opts out: the
-sweep, which mostly finds little to do), the Powertools environment, and the stack's shared ``CAIRN_*``
+sweep, which mostly finds nothing to do), the Powertools environment, and the shared ``CAIRN_*``
 environment. Custom metrics are off unless the stack turns them on (``-c metrics=true``): no
 alarm reads them, and each costs $0.30 a month. Its role starts with nothing but writing its own
 logs and traces; the stack grants each function exactly the data access it needs.

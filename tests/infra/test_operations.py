@@ -121,7 +121,10 @@ def test_the_makefile_builds_the_embedders_extra_and_deploys_with_it() -> None:
     assert "ONNX_EXTRAS := aws,onnx" in makefile
     assert "deploy: deploy-prerequisites lambda-assets" in makefile
     assert "-c embedder=$(EMBEDDER)" in makefile
-    assert "compileall" in makefile  # bytecode shipped, compiled by the Lambda's Python
+    # laid out (and compiled by the Lambda's Python) by infra/lambda_assets.py, whose
+    # tests/infra/test_lambda_assets.py checks the folders, manifest and bytecode
+    assert "$(PY) -m infra.lambda_assets" in makefile
+    assert "--python-version $(LAMBDA_PYTHON)" in makefile
 
 
 # --- alarms -------------------------------------------------------------------------------
