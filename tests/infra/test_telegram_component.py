@@ -168,3 +168,21 @@ def test_no_cdk_nag_finding_is_left_open(telegram: dict[str, Any]) -> None:
     suppressed = [v for v in report["suppressedViolations"] if "Telegram" in json.dumps(v)]
     assert {v["ruleName"] for v in suppressed} >= {"AwsSolutions-SMG4", "AwsSolutions-S1"}
     assert all(len(v["reason"].strip()) >= 20 for v in suppressed)
+
+
+def test_the_webhook_arms_the_sweeps_wake_ups_for_what_its_appends_leave_due(
+    telegram: dict[str, Any],
+) -> None:
+    (group,) = _of(telegram, "AWS::Scheduler::ScheduleGroup")
+    (sweep,) = (
+        lid for lid in _of(telegram, "AWS::Lambda::Function") if lid.startswith("ExtractionSweep")
+    )
+    _, webhook = _webhook(telegram)
+    statements = _statements(telegram, "TelegramWebhookRole")
+
+    (create,) = [s for s in statements if "scheduler:CreateSchedule" in _actions(s)]
+    assert {"Ref": group} in create["Resource"]["Fn::Join"][1]
+    assert any("iam:PassRole" in _actions(s) for s in statements)
+    env = webhook["Properties"]["Environment"]["Variables"]
+    assert env["CAIRN_SWEEP_SCHEDULE_GROUP"] == {"Ref": group}
+    assert env["CAIRN_SWEEP_FUNCTION_ARN"] == {"Fn::GetAtt": [sweep, "Arn"]}
