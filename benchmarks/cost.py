@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks.cost_compose import SHAPES, Inputs, Month, month
+from benchmarks.cost_compose import SAFETY_HOURS, SHAPES, WAKE_UPS_PER_ROLLOUT, Inputs, Month, month
 from benchmarks.cost_model import Workload
+from benchmarks.cost_prices import HOURS_PER_MONTH
 from benchmarks.cost_report import (
     breakdown,
     inputs_table,
@@ -189,7 +190,11 @@ def document(
         f"(the second of its session, with history) in a scope already holding the records; "
         f"a rollout released by the idle timeout holds fewer turns and is costed as a full one. "
         f"Recall, RetrieveMemoryRecords and the idle sweep are timed {measured.repeats} times "
-        f"(the median is shown).",
+        f"(the median is shown). The sweep runs {HOURS_PER_MONTH // SAFETY_HOURS} times a "
+        f"month on its hourly safety rule, plus its wake-ups: at most {WAKE_UPS_PER_ROLLOUT} "
+        f"a rollout (its batch's first idle deadline, one re-arm if the batch outlived it, its "
+        f"redelivery check) and at most one a minute, each a Scheduler invocation and a sweep "
+        f'that costs what the idle one does (docs/deploy.md, "The sweep\'s wake-ups").',
         "",
         *operations(measured, stack, inputs),
         "",

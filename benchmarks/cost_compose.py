@@ -79,6 +79,19 @@ def usage_of(op: Operation, stack: StackShape, inputs: Inputs) -> Usage:
     )
 
 
+# The sweep's runs (docs/deploy.md, "The sweep's wake-ups"): the hourly safety rule, and the
+# one-time wake-ups appends and sweeps arm. A rollout costs at most three: its batch's first
+# idle deadline, one re-arm when the batch outlived it, and its redelivery check; and every
+# due entry of a minute shares one wake-up, so there are never more than one a minute.
+SAFETY_HOURS = 1
+WAKE_UPS_PER_ROLLOUT = 3
+
+
+def sweep_wake_ups(v: Volumes) -> float:
+    """The month's wake-ups of the sweep (Scheduler invocations), at most."""
+    return min(WAKE_UPS_PER_ROLLOUT * v.rollouts, SECONDS_PER_MONTH / 60)
+
+
 def _consolidation(use: dict[str, Usage], stack: StackShape) -> Usage:
     """The consolidation function's pass on each notice, when the stack deploys it; its event
     source mapping receives and deletes the notice (2 SQS requests the run does not make)."""
@@ -117,7 +130,8 @@ def month(
     ops = measured.by_size[workload.records_per_actor] | measured.shared
     use = {key: usage_of(op, stack, inputs) for key, op in ops.items()}
     v = volumes(workload)
-    sweeps = SECONDS_PER_MONTH / 60
+    wake_ups = sweep_wake_ups(v)
+    sweeps = HOURS_PER_MONTH / SAFETY_HOURS + wake_ups
     if shape == "library":
         per_message, per_recall = use["append"] * (1 / 6), use["recall"]
     else:
@@ -132,6 +146,7 @@ def month(
         + per_idle_rollout * v.rollouts_by_idle
         + per_recall * v.recalls
         + use["sweep-idle"] * sweeps
+        + Usage(scheduler_invocations=wake_ups)
         + _at_rest(v, measured, stack)
     )
     invocations: Counter[str] = Counter(extraction=round(v.rollouts), sweep=round(sweeps))

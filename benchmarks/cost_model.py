@@ -44,6 +44,7 @@ class Usage:
     custom_metrics: float = 0.0
     log_gb: float = 0.0
     xray_traces: float = 0.0
+    scheduler_invocations: float = 0.0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -76,6 +77,7 @@ _PRICED: tuple[tuple[str, str], ...] = (
     ("custom_metrics", "cloudwatch.metric"),
     ("log_gb", "cloudwatch.logs"),
     ("xray_traces", "xray.trace"),
+    ("scheduler_invocations", "scheduler.invocation"),
 )
 
 

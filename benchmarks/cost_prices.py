@@ -79,6 +79,14 @@ _PRICES = (
     Price("cloudwatch.metric", "CloudWatch", 0.30, 1, "custom metric-months (Powertools EMF)"),
     Price("cloudwatch.logs", "CloudWatch", 0.50, 1, "GB of logs ingested"),
     Price("xray.trace", "X-Ray", 5.00, 1e6, "traces recorded"),
+    Price(
+        "scheduler.invocation",
+        "EventBridge Scheduler",
+        1.00,
+        1e6,
+        "schedule invocations (the sweep's wake-ups)",
+        "creating and deleting schedules is free; a scheduled EventBridge rule is free",
+    ),
 )
 PRICES: dict[str, Price] = {price.key: price for price in _PRICES}
 

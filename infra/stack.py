@@ -351,6 +351,12 @@ class CairnStack(Stack):
             "ModelProvider": self.settings.model_provider,
             # Where AWS_ENDPOINT_URL_BEDROCK_AGENTCORE(_CONTROL) point; sign for execute-api.
             "ApiEndpoint": self.api.url,
+            # What an agent appending through the library arms the sweep's wake-ups with
+            # (cairn.aws.sweep_timer.SchedulerSweepTimer; docs/extraction.md).
+            "SweepScheduleGroup": self.extraction.wake_ups.ref,
+            "SweepFunctionArn": self.extraction.sweep.function_arn,
+            "SweepSchedulerRoleArn": self.extraction.scheduler_role.role_arn,
+            "SweepFailuresQueueArn": self.extraction.sweep_failures.queue_arn,
         }
         if self.key is not None:
             values["KeyArn"] = self.key.key_arn

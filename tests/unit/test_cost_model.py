@@ -152,3 +152,16 @@ def test_xray_records_every_trace_below_one_a_second_and_five_percent_above() ->
 def test_tokens_are_estimated_as_a_quarter_of_the_bytes_rounded_up() -> None:
     assert estimated_tokens(8) == 2
     assert estimated_tokens(9) == 3
+
+
+def test_the_sweep_wakes_at_most_three_times_a_rollout_and_once_a_minute() -> None:
+    from benchmarks.cost_compose import WAKE_UPS_PER_ROLLOUT, sweep_wake_ups
+
+    idle = volumes(Workload(**{**PERSONAL.__dict__, "active_share": 0.0, "key": "idle"}))
+    personal = volumes(PERSONAL)
+    crowd = volumes(Workload(**{**PERSONAL.__dict__, "actors": 10_000, "key": "crowd"}))
+
+    assert sweep_wake_ups(idle) == 0  # nothing appended: nothing armed, nothing invoked
+    assert WAKE_UPS_PER_ROLLOUT == 3
+    assert sweep_wake_ups(personal) == pytest.approx(3 * personal.rollouts)
+    assert sweep_wake_ups(crowd) == SECONDS_PER_MONTH / 60  # one wake-up a minute at most
