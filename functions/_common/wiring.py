@@ -51,11 +51,11 @@ class Deployment:
     embedding_model_id: str = ""
     # Empty with AWS-managed encryption: payloads take the bucket's default (SSE-S3).
     kms_key_id: str = ""
-    # The sweep's wake-ups (infra.components.sweep_timer); empty in a stack without them.
+    # The sweep's wake-ups (infra.components.extraction), empty in a stack without them; the
+    # function a wake-up invokes is set on those that append (the API, the Telegram webhook).
     sweep_schedule_group: str = ""
     sweep_scheduler_role_arn: str = ""
     sweep_failures_arn: str = ""
-    # Set on the functions that append (the API, the Telegram webhook): whom a wake-up invokes.
     sweep_function_arn: str = ""
 
     @classmethod
@@ -301,7 +301,7 @@ def evidence_stager() -> EvidenceStager:
     found = pipeline()
     from cairn.consolidate.evidence import EvidenceStager
 
-    return EvidenceStager(found.rollouts, found.staging, found.notifier, found.clock)
+    return EvidenceStager(found.rollouts, found.staging, found.notifier, found.clock, found.timer)
 
 
 def build_api() -> Any:

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
+from cairn.aws.sweep_timer import schedule_name, wake_minute
 from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.extract.triggers import policy_for
 from cairn.models import EventInput, Scope
-from cairn.rollout.index import RolloutState
+from cairn.rollout.index import REDELIVER_AFTER, RolloutState
 from cairn.rollout.payload import decode_notice
 from cairn.runtime.session import MemorySession
 from tests.pipeline.aws import Deployment, LambdaRuntime
@@ -60,6 +61,7 @@ def _session(embedder: HashingEmbedder, clock: FixedClock, day: int) -> MemorySe
 
 def test_the_consolidation_lambda_resolves_a_reversed_preference(
     deployment: Deployment,
+    session: Any,
     extraction_lambda: LambdaRuntime,
     consolidation_lambda: LambdaRuntime,
     model: SwitchableModel,
@@ -82,6 +84,13 @@ def test_the_consolidation_lambda_resolves_a_reversed_preference(
     clock.advance(timedelta(days=60))
     evidence_id = hold_run(_session(embedder, clock, 2), RUN_2, clock)
     assert evidence_id is not None
+    # Staging the evidence armed the sweep for its redelivery check, as an append would.
+    assert stores.rollouts is not None
+    staged = stores.rollouts.get(SCOPE, evidence_id)
+    wake = schedule_name(wake_minute(staged.updated_at + REDELIVER_AFTER, clock.now()))
+    group = deployment.schedule_group
+    armed = session.client("scheduler").list_schedules(GroupName=group)["Schedules"]
+    assert wake in {schedule["Name"] for schedule in armed}
     extracted = extraction_lambda.receive()
     assert all(not decode_notice(m["Body"]).rollout_id.startswith("ev-") for m in extracted)
     assert extraction_lambda.deliver(extracted) == []

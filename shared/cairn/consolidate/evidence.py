@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,12 +29,14 @@ from typing import Final, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from cairn.errors import InvalidInputError, RolloutConflictError
+from cairn.errors import CairnError, InvalidInputError, RolloutConflictError
 from cairn.models import ActorId, Frozen, Label, MemoryId, Role, Scope, SessionId, UtcDatetime
-from cairn.ports import Clock, Notifier, RolloutStore, StagingStore
-from cairn.rollout.index import Rollout, RolloutState
+from cairn.ports import Clock, Notifier, RolloutStore, StagingStore, SweepTimer
+from cairn.rollout.index import STALL_AFTER, Rollout, RolloutState, due_at
 from cairn.rollout.payload import RolloutNotice
 from cairn.rollout.staging_keys import staging_key
+
+log = logging.getLogger(__name__)
 
 EVIDENCE_SCHEMA: Final = "cairn.evidence/1"
 MAX_MESSAGES = 32
@@ -197,9 +200,27 @@ class EvidenceStager:
     staging: StagingStore
     notifier: Notifier
     clock: Clock
+    timer: SweepTimer | None = None  # armed for the rollout's due time, as an append arms it
 
     def stage(self, payload: EvidencePayload) -> Rollout:
         """Stage and announce ``payload``; return its rollout as stored afterwards."""
+        try:
+            stored = self._stage(payload)
+        except CairnError:
+            self._arm(self.clock.now() + STALL_AFTER)  # left staged: the sweep announces it
+            raise
+        self._arm(due_at(stored))
+        return stored
+
+    def _arm(self, at: datetime | None) -> None:
+        if self.timer is None or at is None:
+            return
+        try:
+            self.timer.arm(at)
+        except CairnError as exc:
+            log.warning("sweep not armed (%s); the safety sweep will find it", type(exc).__name__)
+
+    def _stage(self, payload: EvidencePayload) -> Rollout:
         scope, rid = payload.scope, payload.rollout_id
         try:
             key = self.staging.put(scope, rid, encode_evidence(payload))
