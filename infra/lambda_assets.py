@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MANIFEST = "manifest.json"  # read by infra.components.lambda_code
+# Lambda's limit on a function's code unzipped (layers included): "250 MB", 262,144,000 bytes.
+UNZIPPED_LIMIT = 262_144_000
+_MB = 2**20  # the megabyte of Lambda's quotas
 
 
 class AssetBuildError(RuntimeError):
@@ -36,6 +39,25 @@ class AssetBuildError(RuntimeError):
 class Built:
     functions: tuple[str, ...]
     bytecode: bool
+    largest_bytes: int  # the largest function folder, unzipped
+
+
+def size_of(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def check_size(folder: Path, limit: int = UNZIPPED_LIMIT) -> int:
+    """``folder``'s size unzipped; an ``AssetBuildError`` naming its largest parts when it is
+    over Lambda's limit (a deploy would fail with it, after uploading)."""
+    size = size_of(folder)
+    if size > limit:
+        parts = sorted(folder.iterdir(), key=lambda p: -size_of(p) if p.is_dir() else 0)[:5]
+        largest = ", ".join(f"{p.name} {size_of(p) / _MB:.0f} MB" for p in parts)
+        raise AssetBuildError(
+            f"{folder} is {size / _MB:.0f} MB unzipped, over Lambda's {limit / _MB:.0f} MB: "
+            f"its largest parts are {largest}"
+        )
+    return size
 
 
 def handlers(functions: Path) -> tuple[str, ...]:
@@ -65,7 +87,14 @@ def runs_version(compiler: str, python: str) -> bool:
 
 
 def build(
-    *, deps: Path, functions: Path, out: Path, extras: Sequence[str], python: str, compiler: str
+    *,
+    deps: Path,
+    functions: Path,
+    out: Path,
+    extras: Sequence[str],
+    python: str,
+    compiler: str,
+    limit: int = UNZIPPED_LIMIT,
 ) -> Built:
     """Lay out ``out`` from ``deps`` and ``functions`` (replacing what was there)."""
     if not (deps / "cairn" / "__init__.py").is_file():
@@ -79,27 +108,42 @@ def build(
     bytecode = runs_version(compiler, python)
     if out.exists():
         shutil.rmtree(out)
-    for name in names:
-        folder = out / name
-        shutil.copytree(deps, folder)
-        package = folder / "functions"
-        package.mkdir(exist_ok=True)
-        if (functions / "__init__.py").is_file():
-            shutil.copy2(functions / "__init__.py", package / "__init__.py")
-        for part in ("_common", name):
-            if (functions / part).is_dir():
-                shutil.copytree(functions / part, package / part)
-        for cache in list(folder.rglob("__pycache__")):
-            shutil.rmtree(cache)
-        if bytecode:
-            _compile(compiler, folder)
+    try:
+        sizes = [
+            _lay_out(name, deps, functions, out, compiler if bytecode else None, limit)
+            for name in names
+        ]
+    except AssetBuildError:
+        shutil.rmtree(out, ignore_errors=True)  # no half-built assets for a synth to take
+        raise
     (out / MANIFEST).write_text(
         json.dumps(
             {"extras": list(extras), "python": python, "bytecode": bytecode, "functions": names}
         ),
         encoding="utf-8",
     )
-    return Built(functions=names, bytecode=bytecode)
+    return Built(functions=names, bytecode=bytecode, largest_bytes=max(sizes))
+
+
+def _lay_out(
+    name: str, deps: Path, functions: Path, out: Path, compiler: str | None, limit: int
+) -> int:
+    """``out/<name>``: the dependencies, the functions package, bytecode if ``compiler``;
+    its size unzipped (``check_size``)."""
+    folder = out / name
+    shutil.copytree(deps, folder)
+    package = folder / "functions"
+    package.mkdir(exist_ok=True)
+    if (functions / "__init__.py").is_file():
+        shutil.copy2(functions / "__init__.py", package / "__init__.py")
+    for part in ("_common", name):
+        if (functions / part).is_dir():
+            shutil.copytree(functions / part, package / part)
+    for cache in list(folder.rglob("__pycache__")):
+        shutil.rmtree(cache)
+    if compiler is not None:
+        _compile(compiler, folder)
+    return check_size(folder, limit)
 
 
 def _compile(compiler: str, folder: Path) -> None:
@@ -146,6 +190,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     for name in built.functions:
         print(f"built {args.out / name}")
+    print(
+        f"largest function: {built.largest_bytes / _MB:.0f} MB unzipped "
+        f"(Lambda's limit: {UNZIPPED_LIMIT / _MB:.0f} MB)"
+    )
     if not built.bytecode:
         print(
             f"lambda-assets: no Python {args.python} runs here ({compiler!r}): the assets ship "

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from infra.components.lambda_code import LambdaCode
-from infra.lambda_assets import AssetBuildError, build, handlers, main
+from infra.lambda_assets import UNZIPPED_LIMIT, AssetBuildError, build, handlers, main
 
 REPO = Path(__file__).resolve().parents[2]
 FUNCTIONS = REPO / "functions"
@@ -114,3 +114,26 @@ def test_a_build_without_the_installed_dependencies_refuses_and_writes_nothing(
     )
     assert status == 1
     assert "did not run or failed" in capsys.readouterr().err
+
+
+def test_a_function_over_lambdas_unzipped_limit_refuses_and_leaves_no_assets(
+    deps: Path, tmp_path: Path
+) -> None:
+    (deps / "heavy").mkdir()
+    (deps / "heavy" / "blob.bin").write_bytes(b"\0" * 3 * 2**20)
+    out = tmp_path / "lambda"
+
+    with pytest.raises(
+        AssetBuildError, match=r"over Lambda.s 2 MB: its largest parts are heavy 3 MB"
+    ):
+        build(
+            deps=deps,
+            functions=FUNCTIONS,
+            out=out,
+            extras=["aws"],
+            python="3.12",
+            compiler="false",
+            limit=2 * 2**20,
+        )
+    assert not out.exists()  # nothing half-built for a synth to take
+    assert UNZIPPED_LIMIT == 250 * 2**20  # "250 MB" on Lambda's quotas page: 262,144,000 bytes
