@@ -66,7 +66,18 @@ FILES = (
     "tests/pipeline/test_lost_answers_api.py",
     "tests/processes/test_killed_writers.py",
     "tests/processes/test_killed_extraction.py",
+    "tests/pipeline/test_fault_cells.py",
 )
+# Cells whose fault cannot happen on that backend, each with the reason the legend gives: decided
+# here, never left blank. A test marked with one of them is an error (it would hide the reason).
+_IN_PROCESS = (
+    "an embedded SQLite call has no transport: its commit and its return are one call stack, "
+    "so no answer can be lost between them (a process killed right after the commit is "
+    "`killed after`)"
+)
+NOT_APPLICABLE: dict[tuple[str, str, str], str] = {
+    (step, "answer-lost", "sqlite"): _IN_PROCESS for step in STEPS
+}
 
 Cell = tuple[str, str, str]  # (step, fault, backend)
 
@@ -78,6 +89,8 @@ def cells_of(item: pytest.Item) -> list[Cell]:
         step, fault, backend = mark.args
         if step not in STEPS or fault not in FAULTS or backend not in BACKENDS:
             raise pytest.UsageError(f"{item.nodeid}: unknown fault cell {mark.args!r}")
+        if (step, fault, backend) in NOT_APPLICABLE:
+            raise pytest.UsageError(f"{item.nodeid}: {mark.args!r} is marked n/a in the matrix")
         cells.append((step, fault, backend))
     return cells
 
@@ -164,6 +177,7 @@ def render(found: Mapping[str, Mapping[str, Any]]) -> str:
         BEGIN,
         "",
         "Each cell: the backends a test covers it on (✅ every test of it passed, ❌ one failed);",
+        "`n/a` the fault cannot happen on that backend (the reasons below the table);",
         "`·` no test covers it yet. sqlite = the embedded store; dynamodb = the AWS adapters on",
         "moto (DynamoDB, S3, SNS/SQS, the Lambda handlers).",
         "",
@@ -175,11 +189,20 @@ def render(found: Mapping[str, Mapping[str, Any]]) -> str:
         for fault in FAULTS:
             held = [
                 f"{_mark(cells[(step, fault, backend)])} {backend}"
-                for backend in BACKENDS
                 if (step, fault, backend) in cells
+                else f"n/a {backend}"
+                for backend in BACKENDS
+                if (step, fault, backend) in cells or (step, fault, backend) in NOT_APPLICABLE
             ]
             row.append("<br>".join(held) or "·")
         lines.append(f"| {step_name} | " + " | ".join(row) + " |")
+    reasons: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for (step, fault, backend), why in NOT_APPLICABLE.items():
+        reasons[(fault, backend, why)].append(step)
+    lines += ["", "The cells marked n/a:", ""]
+    for (fault, backend, why), steps in sorted(reasons.items()):
+        where = "every step" if len(steps) == len(STEPS) else ", ".join(steps)
+        lines.append(f"- {FAULTS[fault]} × {backend}, {where}: {why}.")
     lines += ["", "The tests behind each cell:", ""]
     for (step, fault, backend), tests in sorted(cells.items()):
         named = ", ".join(f"`{test}`" for test, _ in tests)
