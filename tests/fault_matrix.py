@@ -73,10 +73,10 @@ FILES = (
 _IN_PROCESS = (
     "an embedded SQLite call has no transport: its commit and its return are one call stack, "
     "so no answer can be lost between them (a process killed right after the commit is "
-    "`killed after`)"
+    "`killed after`); extraction's model call is remote and has the cell"
 )
 NOT_APPLICABLE: dict[tuple[str, str, str], str] = {
-    (step, "answer-lost", "sqlite"): _IN_PROCESS for step in STEPS
+    (step, "answer-lost", "sqlite"): _IN_PROCESS for step in STEPS if step != "extraction"
 }
 
 Cell = tuple[str, str, str]  # (step, fault, backend)
