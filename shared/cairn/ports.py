@@ -679,6 +679,9 @@ class IndexRow:
     trusted: bool
     load: RowLoader
     vector: npt.NDArray[np.float32] | None = None
+    # The version's JSON as the store holds it, when the store hands it over (a recall index
+    # object keeps it, so a row is parsed only when shown); ``load`` parses the same version.
+    data: str | None = None
 
 
 @runtime_checkable
@@ -690,6 +693,40 @@ class IndexRowReader(Protocol):
         """Every active head of ``scope`` in record-id order, each with its stored vector made
         by ``embedder`` (if any): ``searchable`` is the content, keywords, entities and tags
         joined by spaces, ``threads`` its source sessions and part_of/discussed_in targets."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class IndexObject:
+    """A stored recall index object as read: its bytes (``None`` when it is still at the ETag
+    the caller held: nothing was downloaded) and its ETag."""
+
+    body: bytes | None
+    etag: str
+
+
+class IndexObjectStore(Protocol):
+    """Where a deployed recall index keeps one object per (scope, embedding space): derived,
+    rebuildable bytes, never the truth (``cairn.recall.index.objects``). ``space`` is an
+    embedder key, or ``"-"`` for rows without vectors; keys never carry ids in the clear."""
+
+    def read(
+        self, scope: Scope, space: str, *, if_none_match: str | None = None
+    ) -> IndexObject | None:
+        """The object, or ``None`` if there is none; with ``if_none_match`` an object still at
+        that ETag comes back without its body."""
+        ...
+
+    def write(self, scope: Scope, space: str, body: bytes) -> str:
+        """Store ``body`` as the object, replacing any; returns its ETag."""
+        ...
+
+    def delete(self, scope: Scope, space: str) -> None:
+        """Delete the object if it exists."""
+        ...
+
+    def erase_scope(self, scope: Scope) -> int:
+        """Delete every object of ``scope`` (every space); returns how many were deleted."""
         ...
 
 
@@ -720,6 +757,10 @@ class Stores:
     generations: RecordGenerations | None = None
     # Optional capability: the record change feed (``cairn changes --follow``).
     changes: RecordChangeFeed | None = None
+    # Optional capability: a shared store of recall index objects (one per scope and embedding
+    # space), so a process that starts cold fetches a scope's index instead of reading every
+    # record; only with ``generations``, which say whether an object is current.
+    index_objects: IndexObjectStore | None = None
 
     def close(self) -> None:
         if self.owner is not None:

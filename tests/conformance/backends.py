@@ -36,14 +36,16 @@ def open_sqlite(clock: Clock, path: Path) -> Stores:
 
 
 def open_dynamodb(clock: Clock, path: Path) -> Stores:
-    """DynamoDB on moto, tables created from ``cairn.store.dynamodb.schema``.
+    """DynamoDB on moto, tables created from ``cairn.store.dynamodb.schema``, recall index
+    objects in a moto S3 bucket (``cairn.aws.s3_index_objects``), as the stack deploys them.
 
-    The table names are kept in ``path``: opening the same path again (while no other test
-    has reset moto) finds the same tables and what was written to them.
+    The table and bucket names are kept in ``path``: opening the same path again (while no
+    other test has reset moto) finds the same tables and what was written to them.
     """
     import boto3
     from moto import mock_aws
 
+    from cairn.aws.s3_index_objects import S3IndexObjects
     from cairn.store.dynamodb import DynamoDBBackend
     from cairn.store.dynamodb.schema import TABLES, create_table_request
 
@@ -51,7 +53,8 @@ def open_dynamodb(clock: Clock, path: Path) -> Stores:
     reopened = names_file.exists()
     mock = mock_aws()
     mock.start(reset=not reopened)
-    client = _moto_client(boto3)
+    client = _moto_client(boto3, "dynamodb")
+    s3 = _moto_client(boto3, "s3")
     if reopened:
         names = json.loads(names_file.read_text())
     else:
@@ -59,9 +62,15 @@ def open_dynamodb(clock: Clock, path: Path) -> Stores:
         names = {table.logical_name: f"cairn-{table.logical_name}-{suffix}" for table in TABLES}
         for table in TABLES:
             client.create_table(**create_table_request(table, names[table.logical_name]))
+        names["bucket"] = f"cairn-index-{suffix}"
+        s3.create_bucket(Bucket=names["bucket"])
         names_file.write_text(json.dumps(names))
     backend = DynamoDBBackend(
-        client, items_table=names["items"], events_table=names["events"], clock=clock
+        client,
+        items_table=names["items"],
+        events_table=names["events"],
+        clock=clock,
+        index_objects=S3IndexObjects(s3, bucket=names["bucket"]),
     )
 
     class StopMoto:
@@ -73,11 +82,11 @@ def open_dynamodb(clock: Clock, path: Path) -> Stores:
 
 
 @functools.cache
-def _moto_client(boto3: Any) -> Any:
-    """One client for every test: building one loads botocore's models (~0.3 s), and moto
-    intercepts any client made after moto was imported, whenever a mock is active."""
+def _moto_client(boto3: Any, service: str) -> Any:
+    """One client a service for every test: building one loads botocore's models (~0.3 s), and
+    moto intercepts any client made after moto was imported, whenever a mock is active."""
     return boto3.session.Session().client(
-        "dynamodb",
+        service,
         region_name="us-east-1",
         aws_access_key_id="testing",
         aws_secret_access_key="testing",  # noqa: S106  # moto's fake credentials

@@ -83,7 +83,7 @@ def _rewrite_dynamodb(
 
     from tests.conformance.backends import _moto_client
 
-    client = _moto_client(boto3)
+    client = _moto_client(boto3, "dynamodb")
     table = json.loads((path / "dynamodb-tables.json").read_text())["items"]
     items = client.scan(TableName=table)["Items"]
     touched = 0

@@ -60,7 +60,7 @@ def _rollouts(stores: Stores, backend_name: str, tmp_path: Path, clock: FixedClo
 
     names = json.loads((tmp_path / "dynamodb-tables.json").read_text())
     backend = DynamoDBBackend(
-        OneRequestAtATime(_moto_client(boto3)),
+        OneRequestAtATime(_moto_client(boto3, "dynamodb")),
         items_table=names["items"],
         events_table=names["events"],
         clock=clock,

@@ -151,9 +151,10 @@ def test_the_largest_apply_the_contract_allows_fits_one_transaction(world: World
     )
 
     assert sent == ["BatchGetItem", "TransactWriteItems"]
-    # 64 record items, 32 snapshot checks and the memory's marker of the actor (the
-    # replacements are new records: erasing the memory must find this actor).
-    assert world.log.transaction_sizes[-1] == 97
+    # 64 record items, 32 snapshot checks, the memory's marker of the actor (the
+    # replacements are new records: erasing the memory must find this actor) and the scope's
+    # generation (the recall index's staleness check).
+    assert world.log.transaction_sizes[-1] == 98
     live = world.stores.records.list_records(SCOPE).items
     assert len(live) == MAX_SNAPSHOT_RECORDS + MAX_CHANGES_PER_APPLY
     assert {v.record_id for v in replaced}.isdisjoint(v.record_id for v in live)

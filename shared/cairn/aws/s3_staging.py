@@ -208,3 +208,7 @@ def _translate_client_error(exc: ClientError, bucket: str) -> CairnError:
         f"S3 refused the call on bucket {bucket!r} (code {code}); check the bucket name, the "
         "KMS key id and that the caller's role may use both"
     )
+
+
+# The same translation for the other adapters over this bucket (``s3_index_objects``).
+translated_errors = _translated_errors

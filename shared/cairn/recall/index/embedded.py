@@ -8,6 +8,10 @@ record writes; a few microseconds); only when the epoch moved does it read the s
 generation, and only when that moved is the scope's snapshot rebuilt. So a write by another
 process is seen on the next recall, and erase and retract are visible at once.
 
+With a shared store of index objects (``Stores.index_objects``: S3 on AWS), a rebuild first
+fetches the scope's object at the generation just read (``cairn.recall.index.objects``), so a
+process that starts cold reads one object, not every record.
+
 ``TransientRecallIndex`` builds the snapshot of just the filtered rows for one recall and
 drops it: the uncached path (a backend without generations, an as-of recall). ``index_of``
 picks the one a backend's ``Stores`` call for.
@@ -27,6 +31,7 @@ from cairn.models import EmbedderId, RecordVersion, Scope
 from cairn.ports import (
     MAX_PAGE_SIZE,
     Embedder,
+    IndexObjectStore,
     IndexRow,
     IndexRowReader,
     RecordGenerations,
@@ -34,6 +39,7 @@ from cairn.ports import (
     Stores,
 )
 from cairn.recall.candidates import RecordFilter
+from cairn.recall.index.objects import ObjectRowSource
 from cairn.recall.index.shortlist import FIRST_SHORTLIST, Search, search
 from cairn.recall.index.snapshot import Snapshot, build_snapshot, row_of
 from cairn.recall.query import RecallPolicy, RecallQuery
@@ -173,9 +179,11 @@ class EmbeddedRecallIndex:
         max_scopes: int = DEFAULT_MAX_SCOPES,
         shortlist: int = FIRST_SHORTLIST,
         bulk: bool | None = None,
+        objects: IndexObjectStore | None = None,
     ) -> None:
         self._records = records
         self._generations = generations
+
         self._max_bytes = max_bytes
         self._max_scopes = max_scopes
         self._cache: OrderedDict[_Key, _Cached] = OrderedDict()
@@ -183,6 +191,11 @@ class EmbeddedRecallIndex:
         self._lock = threading.Lock()
         self._shortlist = shortlist
         self._bulk = bulk_reads(records) if bulk is None else bulk
+        self.source = (
+            ObjectRowSource(records, generations, objects, bulk=self._bulk)
+            if objects is not None
+            else None
+        )
         self._transient = TransientRecallIndex(records, shortlist=shortlist, bulk=self._bulk)
 
     @property
@@ -235,7 +248,10 @@ class EmbeddedRecallIndex:
             with self._lock:
                 cached.epoch = epoch
             return cached.snapshot
-        rows = read_rows(self._records, scope, identity, bulk=self._bulk)
+        if self.source is not None:
+            rows = self.source.rows(scope, identity, generation)
+        else:
+            rows = read_rows(self._records, scope, identity, bulk=self._bulk)
         snapshot = build_snapshot(rows, identity)
         self._keep(key, _Cached(snapshot, generation, epoch, snapshot.nbytes()))
         return snapshot
@@ -277,6 +293,7 @@ def index_of(stores: Stores) -> RecallIndex:
                 cast(RecordStore, weakref.proxy(stores.records)),
                 cast(RecordGenerations, weakref.proxy(generations)),
                 bulk=bulk_reads(stores.records),
+                objects=stores.index_objects,
             )
             shared = (weakref.ref(stores.records), index)
             _SHARED[generations] = shared

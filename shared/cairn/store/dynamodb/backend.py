@@ -16,6 +16,10 @@ the record directory (``_dynamodb_api_state``, ``_dynamodb_directory``).
   between read and commit fails it, and nothing is written (``SnapshotConflictError``).
 - Reads are strongly consistent, except listing live heads: that reads the ``live`` index,
   which trails the table by the index's propagation delay (usually well under a second).
+- Recall keeps an index of each scope in process, checked per recall against the scope's
+  generation item (``generations``: one strongly consistent GetItem); with ``index_objects``
+  (``cairn.aws.s3_index_objects``) a cold process fetches the scope's index object instead of
+  reading every head, and erase deletes those objects too.
 - Erase tombstones versions in place (DynamoDB keeps no old copies of an overwritten item;
   point-in-time-recovery backups do, for their retention period, see docs/dynamodb.md).
 """
@@ -25,12 +29,13 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.clock import SystemClock
-from cairn.ports import Clock, Stores
+from cairn.ports import Clock, IndexObjectStore, Stores
 from cairn.store.dynamodb.api_state import DynamoDBIdempotencyStore, DynamoDBMemoryConfigStore
 from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.directory import DynamoDBRecordDirectory
 from cairn.store.dynamodb.events import DynamoDBEventStore
+from cairn.store.dynamodb.generations import DynamoDBRecordGenerations
 from cairn.store.dynamodb.jobs import DynamoDBJobLog
 from cairn.store.dynamodb.journal import DynamoDBJournalStore
 from cairn.store.dynamodb.records import DynamoDBRecordStore
@@ -59,17 +64,21 @@ class DynamoDBBackend:
         items_table: str,
         events_table: str,
         clock: Clock | None = None,
+        index_objects: IndexObjectStore | None = None,
     ) -> None:
         self.items_table = items_table
         self.events_table = events_table
         self.clock: Clock = clock or SystemClock()
+        self.index_objects = index_objects
         self._db = DynamoDBClient(client)
 
     def stores(self) -> Stores:
         """The backend's stores, sharing its client."""
         chunks = DynamoDBChunkStore(self._db, self.events_table)
         return Stores(
-            records=DynamoDBRecordStore(self._db, self.items_table, self.clock),
+            records=DynamoDBRecordStore(
+                self._db, self.items_table, self.clock, index_objects=self.index_objects
+            ),
             events=DynamoDBEventStore(self._db, self.events_table, self.clock, chunks=chunks),
             journal=DynamoDBJournalStore(self._db, self.items_table),
             owner=self,
@@ -81,6 +90,8 @@ class DynamoDBBackend:
             directory=DynamoDBRecordDirectory(self._db, self.items_table),
             chunks=chunks,
             jobs=DynamoDBJobLog(self._db, self.items_table),
+            generations=DynamoDBRecordGenerations(self._db, self.items_table),
+            index_objects=self.index_objects,
         )
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from cairn.errors import SnapshotConflictError
-from cairn.models import RecordVersion, Scope
+from cairn.models import RecordVersion, Scope, Status
 from cairn.ports import EraseReport
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import Item, key, n, number, s, scope_pk, text
@@ -39,7 +39,13 @@ def erase_histories(
     while True:
         histories = read()
         try:
-            for items in erase_transactions(table, pk, histories):
+            # Fully erased records are not rewritten (no tombstone, no generation moved).
+            remaining = {
+                rid: versions
+                for rid, versions in histories.items()
+                if any(v.status is not Status.ERASED for v in versions)
+            }
+            for items in erase_transactions(table, pk, remaining):
                 db.transact(items)
         except SnapshotConflictError:
             if rounds == _ERASE_ROUNDS:

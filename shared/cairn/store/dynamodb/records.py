@@ -29,7 +29,7 @@ from cairn.errors import (
     SnapshotConflictError,
 )
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexObjectStore, IndexRow
 from cairn.restoring import plan_restore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
@@ -58,6 +58,7 @@ from cairn.store.dynamodb.erasures import (
     read_actors,
     read_erasures,
 )
+from cairn.store.dynamodb.index_rows import read_index_rows
 from cairn.store.dynamodb.listing import RecordListing
 from cairn.store.dynamodb.rollout_consumption import consumption
 from cairn.store.dynamodb.writes import Head, apply_transaction, restore_transaction
@@ -67,10 +68,18 @@ from cairn.versioning import lineage, plan_writes, successor_checks, touched_ids
 class DynamoDBRecordStore:
     """Record versions in the items table; behaves exactly like ``InMemoryRecordStore``."""
 
-    def __init__(self, db: DynamoDBClient, table: str, clock: Clock) -> None:
+    def __init__(
+        self,
+        db: DynamoDBClient,
+        table: str,
+        clock: Clock,
+        *,
+        index_objects: IndexObjectStore | None = None,
+    ) -> None:
         self._db = db
         self._table = table
         self._clock = clock
+        self._index_objects = index_objects
         self._listing = RecordListing(db, table)
 
     def apply(
@@ -265,6 +274,11 @@ class DynamoDBRecordStore:
         )
         return {text(row, "sk"): row for row in rows}
 
+    def index_rows(self, scope: Scope, embedder: EmbedderId | None) -> list[IndexRow]:
+        """Every active head of ``scope`` by record id with its vector (``IndexRowReader``),
+        strongly consistent: ``cairn.store.dynamodb.index_rows``."""
+        return read_index_rows(self._db, self._table, scope, embedder)
+
     def erase(self, scope: Scope, record_id: str) -> EraseReport:
         """Tombstone every version of the record and of every record derived from it.
 
@@ -279,7 +293,7 @@ class DynamoDBRecordStore:
                 raise RecordNotFoundError(record_id)
             return {rid: list(histories[rid]) for rid in lineage(record_id, histories)}
 
-        return self._erase(pk, read)
+        return self._erase(scope, read)
 
     def erase_scope(self, scope: Scope) -> EraseReport:
         """Tombstone every record of the scope: one Query over its versions, then
@@ -303,12 +317,17 @@ class DynamoDBRecordStore:
                 )
             return histories
 
-        erased = self._erase(pk, read)
+        erased = self._erase(scope, read)
         forget_actor(self._db, self._table, scope)  # after: a racing create is fenced
         return erased
 
-    def _erase(self, pk: str, read: Callable[[], Histories]) -> EraseReport:
-        return erase_histories(self._db, self._table, pk, read)
+    def _erase(self, scope: Scope, read: Callable[[], Histories]) -> EraseReport:
+        """Tombstone what ``read`` returns, then delete the scope's recall index objects (stale
+        from the first tombstone on, never served again, but they hold the erased bytes)."""
+        erased = erase_histories(self._db, self._table, scope_pk(scope), read)
+        if self._index_objects is not None:
+            self._index_objects.erase_scope(scope)
+        return erased
 
 
 _DATA_NAMES = {"#d": "d", "#vs": "vs"}

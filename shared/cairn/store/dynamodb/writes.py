@@ -7,10 +7,12 @@ one operation per item in a transaction, so a snapshot record that is also writt
 snapshot condition on the head Put: ``plan_writes`` already checked the two versions agree).
 
 Item count: a change writes at most two records (supersede), two items each, so 16 changes are
-at most 64 items, and 32 snapshot checks make 96, under DynamoDB's 100. Vectors add no item:
-their bytes ride in the version item that brought them (``codec.version_item``). Consumed
-rollouts add two items each (``rollout_consumption``), the erasure fence and the memory's
-marker of the actor (``erasures``) one each; a batch over 100 is refused.
+at most 64 items, 32 snapshot checks make 96, the memory's marker of the actor 97 and the
+scope's generation (``generations``: the recall index's staleness check, moved in the same
+transaction) 98, under DynamoDB's 100. Vectors add no item: their bytes ride in the version
+item that brought them (``codec.version_item``). Consumed rollouts add two items each
+(``rollout_consumption``), the erasure fence and the memory's marker of the actor
+(``erasures``) one each; a batch over 100 is refused.
 A ``SupersedeBy`` successor the batch does not write gets a ConditionCheck like a snapshot
 record (race 4): it must still be the live head the plan saw.
 """
@@ -36,6 +38,7 @@ from cairn.store.dynamodb.codec import (
     s,
     version_item,
 )
+from cairn.store.dynamodb.generations import generation_bump
 from cairn.versioning import Write, tombstone
 
 # The races the conditions close (DynamoDB evaluates every condition at commit time):
@@ -110,6 +113,8 @@ def apply_transaction(
             }
             items.append({"ConditionCheck": check})
     items.extend(extra)
+    if writes:  # records change: so does the scope's generation, in the same commit
+        items.append(generation_bump(table, pk))
     _check_transaction(items, "the batch", "split the batch into several applies")
     return items
 
@@ -132,6 +137,7 @@ def restore_transaction(table: str, pk: str, writes: Sequence[Write]) -> list[It
     source = holders.get(last.content_digest) if last.embedding is not None else None
     head = head_item(pk, last, vector_source=source)
     items.append(_put(table, head, "attribute_not_exists(pk)"))
+    items.append(generation_bump(table, pk))  # a restored record is a record write too
     _check_transaction(items, "the history", "restore a shorter history")
     return items
 
@@ -151,25 +157,28 @@ def _vector_of(write: Write, head: Head | None) -> tuple[int | None, bytes | Non
 def erase_transactions(
     table: str, pk: str, histories: Mapping[str, Sequence[RecordVersion]]
 ) -> list[list[Item]]:
-    """Transactions tombstoning every version of each record, heads first.
+    """Transactions tombstoning every version of each record, heads first, each also moving
+    the scope's generation (so a recall index built before any of them is stale after it).
 
-    A record's tombstones share one transaction when they fit (100 items); a record with more
-    versions spans several, its head in the first, so no new version can join it meanwhile.
+    A record's tombstones share one transaction when they fit (99 items and the generation);
+    a record with more versions spans several, its head in the first, so no new version can
+    join it meanwhile.
     """
+    room = MAX_TRANSACTION_ITEMS - 1
     batches: list[list[Item]] = []
     current: list[Item] = []
     for versions in histories.values():
         ops = _erase_ops(table, pk, versions)
-        if current and len(current) + len(ops) > MAX_TRANSACTION_ITEMS:
+        if current and len(current) + len(ops) > room:
             batches.append(current)
             current = []
-        while len(ops) > MAX_TRANSACTION_ITEMS:
-            batches.append(ops[:MAX_TRANSACTION_ITEMS])
-            ops = ops[MAX_TRANSACTION_ITEMS:]
+        while len(ops) > room:
+            batches.append(ops[:room])
+            ops = ops[room:]
         current.extend(ops)
     if current:
         batches.append(current)
-    return batches
+    return [[*batch, generation_bump(table, pk)] for batch in batches]
 
 
 def _erase_ops(table: str, pk: str, versions: Sequence[RecordVersion]) -> list[Item]:

@@ -1,0 +1,127 @@
+"""A scope's live heads for the recall index, read strongly consistent and without re-validation.
+
+The rows are the store's own: each head's JSON was a validated ``RecordVersion`` when ``apply``
+wrote it, so it is read here as plain JSON (``pydantic_core.from_json``, the fields the index
+needs) and parsed into a model only when a recall shows it (as ``cairn.store.sqlite.index_rows``
+does for SQLite; the field rules are the same).
+
+Heads come from the table's ``H#`` range with ``ConsistentRead`` (the ``live`` index is
+eventually consistent: an index object built from it could hold a write's absence under that
+write's generation, and be served until the next write). Vectors come from the version items
+that hold their bytes (the head's ``vs``), 100 a BatchGetItem, as ``vectors`` reads them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pydantic_core
+
+from cairn.models import EdgeKind, EmbedderId, RecordVersion, Scope, Status
+from cairn.ports import IndexRow, Thread
+from cairn.store.dynamodb.client import DynamoDBClient
+from cairn.store.dynamodb.codec import (
+    HEADS_FROM,
+    HEADS_UNTIL,
+    decode_vector,
+    key,
+    number,
+    record_id_of,
+    s,
+    scope_pk,
+    text,
+    version_sk,
+)
+
+_THREAD_EDGES = frozenset({EdgeKind.PART_OF.value, EdgeKind.DISCUSSED_IN.value})
+
+
+def read_index_rows(
+    db: DynamoDBClient, table: str, scope: Scope, embedder: EmbedderId | None
+) -> list[IndexRow]:
+    """Every active head of ``scope`` in record-id order, each with its vector made by
+    ``embedder`` (if any). Requests: one Query per MB of heads, one BatchGetItem per 100
+    vectors."""
+    pk = scope_pk(scope)
+    heads = list(
+        db.query(
+            TableName=table,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            FilterExpression="#st = :active",
+            ProjectionExpression="#sk, #d, #vs",
+            ExpressionAttributeNames={"#st": "st", "#sk": "sk", "#d": "d", "#vs": "vs"},
+            ExpressionAttributeValues={
+                ":pk": s(pk),
+                ":low": s(HEADS_FROM),
+                ":high": s(HEADS_UNTIL),
+                ":active": s(Status.ACTIVE.value),
+            },
+            ConsistentRead=True,
+        )
+    )
+    parsed = [pydantic_core.from_json(text(item, "d")) for item in heads]
+    sources: dict[int, str] = {}
+    if embedder is not None:
+        for i, (item, fields) in enumerate(zip(heads, parsed, strict=True)):
+            if "vs" in item and _embedding_key(fields.get("embedding")) == embedder.key:
+                rid = str(record_id_of(text(item, "sk")))
+                sources[i] = version_sk(rid, number(item, "vs"))
+    blobs = _vector_blobs(db, table, pk, sorted(set(sources.values())))
+    rows = []
+    for i, (item, fields) in enumerate(zip(heads, parsed, strict=True)):
+        blob = blobs.get(sources[i]) if i in sources else None
+        vector = decode_vector(blob, embedder.dims) if blob is not None and embedder else None
+        rows.append(_row(text(item, "d"), fields, vector))
+    return rows
+
+
+def _embedding_key(embedding: dict[str, Any] | None) -> str | None:
+    return f"{embedding['model_id']}@{embedding['dims']}" if embedding else None
+
+
+def _vector_blobs(
+    db: DynamoDBClient, table: str, pk: str, sort_keys: list[str]
+) -> dict[str, bytes]:
+    if not sort_keys:
+        return {}
+    found = db.batch_get(
+        table,
+        [key(pk, sk) for sk in sort_keys],
+        projection="#sk, #vec",
+        names={"#sk": "sk", "#vec": "vec"},
+    )
+    return {text(item, "sk"): bytes(item["vec"]["B"]) for item in found if "vec" in item}
+
+
+def _row(data: str, fields: dict[str, Any], vector: Any) -> IndexRow:
+    content = fields["content"]
+    searchable = " ".join((content, *fields["keywords"], *fields["entities"], *fields["tags"]))
+    return IndexRow(
+        record_id=fields["record_id"],
+        namespace=fields["namespace"],
+        strategy=fields["strategy"],
+        searchable=searchable,
+        content=content,
+        confidence=float(fields["confidence"]),
+        first_seen_at=datetime.fromisoformat(fields["first_seen_at"]),
+        last_seen_at=datetime.fromisoformat(fields["last_seen_at"]),
+        threads=_threads(fields["sources"], fields["edges"]),
+        trusted=fields["trust"] == "trusted",
+        load=lambda: RecordVersion.model_validate_json(data),
+        vector=vector,
+        data=data,
+    )
+
+
+def _threads(sources: list[dict[str, Any]], edges: list[dict[str, Any]]) -> frozenset[Thread]:
+    """``cairn.recall.expansion.threads`` of the row's JSON."""
+    found: list[Thread] = []
+    for source in sources:
+        session = source.get("session_id")
+        if session:
+            found.append(("session", session))
+    for edge in edges:
+        if edge["kind"] in _THREAD_EDGES:
+            found.append((edge["kind"], edge["target"]))
+    return frozenset(found)
