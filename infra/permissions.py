@@ -12,6 +12,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 
+from cairn.aws.s3_index_objects import KEY_PREFIX as INDEX_PREFIX
 from cairn.rollout.staging_keys import KEY_PREFIX
 from infra.components.telegram import TelegramBot
 
@@ -41,6 +42,19 @@ def acknowledge_rollout_objects(function: lambda_.Function, bucket: s3.IBucket) 
         Acknowledgment(
             id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{logical_id}.Arn>/{KEY_PREFIX}*]",
             reason="One staged payload per rollout id: access is scoped to the rollouts/ prefix.",
+        )
+    )
+
+
+def acknowledge_index_objects(function: lambda_.Function, bucket: s3.IBucket) -> None:
+    """Object ARNs need a wildcard: one recall index object per scope, under recall-index/."""
+    if function.role is None:  # pragma: no cover - LambdaDefaults always makes a role
+        return
+    logical_id = Stack.of(bucket).get_logical_id(bucket.node.default_child)  # type: ignore[arg-type]
+    Validations.of(function.role).acknowledge(
+        Acknowledgment(
+            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{logical_id}.Arn>/{INDEX_PREFIX}*]",
+            reason="One recall index object per scope: access is scoped to recall-index/.",
         )
     )
 

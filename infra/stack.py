@@ -36,7 +36,9 @@ from infra.components.rollout_bucket import RolloutBucket
 from infra.components.tables import MemoryTables
 from infra.components.telegram import TelegramBot
 from infra.permissions import (
+    INDEX_PREFIX,
     RECORD_WRITES,
+    acknowledge_index_objects,
     acknowledge_persona_objects,
     acknowledge_rollout_objects,
     allow,
@@ -103,6 +105,16 @@ class CairnStack(Stack):
         if self.key is None:
             return []
         return [allow(*actions, resources=[self.key.key_arn]), table_key_statement(self.key)]
+
+    def _index_objects(self, function: Any, *, erases: bool) -> None:
+        """Recall index objects (docs/dynamodb.md, "Recall over DynamoDB"): a function that
+        recalls reads a scope's object and rewrites it when stale; one that erases deletes
+        them. Bucket listing (erase, and 404 instead of AccessDenied for a missing object) is
+        granted with the rollout payloads."""
+        actions = ["s3:GetObject", "s3:PutObject", *(["s3:DeleteObject"] if erases else [])]
+        objects = self.rollouts.bucket.arn_for_objects(f"{INDEX_PREFIX}*")
+        function.add_to_role_policy(allow(*actions, resources=[objects]))
+        acknowledge_index_objects(function, self.rollouts.bucket)
 
     def _grant_extraction(self) -> None:
         """Least privilege for extraction, written out action by action (docs/extraction.md).
@@ -256,6 +268,7 @@ class CairnStack(Stack):
             function.add_to_role_policy(bedrock_invoke_statement(self.embedding_models()))
         acknowledge_rollout_objects(function, self.rollouts.bucket)
         self._allow_arming(function, target=self.extraction.sweep)
+        self._index_objects(function, erases=True)
 
     def _telegram(self) -> TelegramBot:
         """The Telegram backend (``-c telegram=true``), granted action by action.
@@ -298,11 +311,14 @@ class CairnStack(Stack):
                 "s3:GetObject",
                 resources=[self.rollouts.bucket.arn_for_objects(f"{KEY_PREFIX}*")],
             ),
+            # Recall index objects: a missing one reads 404, not AccessDenied, with listing.
+            allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             *self._key_use("kms:GenerateDataKey", "kms:Decrypt"),
             allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
             bedrock_invoke_statement(models),
         ):
             bot.function.add_to_role_policy(statement)
+        self._index_objects(bot.function, erases=False)
         acknowledge_profile_regions(bot.function, models)
         acknowledge_rollout_objects(bot.function, self.rollouts.bucket)
         acknowledge_persona_objects(bot)

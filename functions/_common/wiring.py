@@ -156,14 +156,20 @@ def client(service: str) -> Any:
 
 @cache
 def stores() -> Stores:
+    """The DynamoDB stores; recall index objects go in the rollout bucket under
+    ``recall-index/`` (docs/dynamodb.md, "Recall over DynamoDB"), so a cold function fetches a
+    scope's index instead of reading every record."""
+    from cairn.aws.s3_index_objects import S3IndexObjects
     from cairn.store.dynamodb import DynamoDBBackend
 
     found = deployment()
+    objects = S3IndexObjects(client("s3"), bucket=found.rollout_bucket, kms_key_id=found.kms_key_id)
     return DynamoDBBackend(
         client("dynamodb"),
         items_table=found.items_table,
         events_table=found.events_table,
         clock=clock(),
+        index_objects=objects,
     ).stores()
 
 

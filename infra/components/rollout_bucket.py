@@ -7,13 +7,17 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from cairn.aws.s3_index_objects import KEY_PREFIX as INDEX_PREFIX
 from cairn.rollout.staging_keys import KEY_PREFIX
 from infra.components.encryption import RETAINED
+
+# A day after its last rewrite: S3 runs expiry about daily, so an object lives 1-2 days at most.
+INDEX_RETENTION_DAYS = 1
 
 
 class RolloutBucket(Construct):
     """Private, encrypted (``key``, else SSE-S3), TLS-only, unversioned; unconsumed rollouts
-    expire.
+    expire, and so do recall index objects (``recall-index/``) a day after their last write.
 
     Consumers delete a rollout once it is consumed; the lifecycle rule is the backstop that
     expires whatever was never consumed after ``retention_days``. Versioning stays off so that
@@ -39,7 +43,15 @@ class RolloutBucket(Construct):
                     prefix=KEY_PREFIX,
                     expiration=Duration.days(retention_days),
                     abort_incomplete_multipart_upload_after=Duration.days(1),
-                )
+                ),
+                # Recall index objects are derived and rebuilt by the first recall that finds
+                # one missing; expiry bounds how long one a crashed rebuild left stale (and
+                # perhaps holding erased bytes) can stay (docs/dynamodb.md).
+                s3.LifecycleRule(
+                    id="expire-recall-index-objects",
+                    prefix=INDEX_PREFIX,
+                    expiration=Duration.days(INDEX_RETENTION_DAYS),
+                ),
             ],
             # Emptying it is part of the documented teardown; CloudFormation cannot delete a
             # non-empty bucket, and auto-delete would add a custom-resource Lambda.

@@ -721,10 +721,6 @@ class IndexObjectStore(Protocol):
         """Store ``body`` as the object, replacing any; returns its ETag."""
         ...
 
-    def delete(self, scope: Scope, space: str) -> None:
-        """Delete the object if it exists."""
-        ...
-
     def erase_scope(self, scope: Scope) -> int:
         """Delete every object of ``scope`` (every space); returns how many were deleted."""
         ...

@@ -233,7 +233,10 @@ def test_unconsumed_rollouts_expire_after_the_retention_days(
                             "ExpirationInDays": days,
                             "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1},
                             "Status": "Enabled",
-                        }
+                        },
+                        # Recall index objects: derived, rebuilt by the next recall; a day
+                        # bounds how long one a crashed rebuild left behind can stay.
+                        {"Prefix": "recall-index/", "ExpirationInDays": 1, "Status": "Enabled"},
                     ]
                 }
             },

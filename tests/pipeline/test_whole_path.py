@@ -67,8 +67,10 @@ def test_the_aws_path_turns_conversation_into_recallable_records(
     assert "oat milk" in _recalled(stores, embedder, clock, "What milk does the user like?")
     consumed = stores.rollouts.get(SCOPE, claim.rollout_id)  # type: ignore[union-attr]
     assert consumed.state is RolloutState.CONSUMED
-    listed = session.client("s3").list_objects_v2(Bucket=deployment.bucket).get("KeyCount", 0)
-    assert listed == 0  # the consumed payload (conversation text) is gone
+    listed = session.client("s3").list_objects_v2(Bucket=deployment.bucket).get("Contents", [])
+    # The consumed payload (conversation text) is gone; what the recall left is the scope's
+    # recall index object (its records, derived, rebuildable).
+    assert [o["Key"].split("/")[0] for o in listed] == ["recall-index"]
     assert extraction_lambda.receive() == []
 
 

@@ -8,10 +8,10 @@ stack's rollout bucket is not), or an overwrite or erase would keep the old byte
 noncurrent version. Objects are written with SSE-KMS under the configured key (or the bucket's
 default encryption).
 
-Reads go through ``S3ObjectReader`` (``If-None-Match``: a 304 costs no download). The caller's
-role needs ``s3:GetObject``, ``s3:PutObject``, ``s3:DeleteObject`` on ``recall-index/*`` and
-``s3:ListBucket`` on the bucket (a missing object then reads as missing, not refused), and
-``kms:GenerateDataKey`` / ``kms:Decrypt`` on the key (if any).
+Reads go through ``S3ObjectReader`` (``If-None-Match``: a 304 costs no download). A role that
+recalls needs ``s3:GetObject`` and ``s3:PutObject`` on ``recall-index/*`` and ``s3:ListBucket``
+on the bucket (a missing object then reads as missing, not refused); one that erases also
+``s3:DeleteObject``; both ``kms:GenerateDataKey`` / ``kms:Decrypt`` on the key (if any).
 """
 
 from __future__ import annotations
@@ -64,10 +64,6 @@ class S3IndexObjects:
                 Bucket=self.bucket, Key=object_key(scope, space), Body=body, **sse
             )
         return str(answer["ETag"])
-
-    def delete(self, scope: Scope, space: str) -> None:
-        with translated_errors(self.bucket):
-            self._client.delete_object(Bucket=self.bucket, Key=object_key(scope, space))
 
     def erase_scope(self, scope: Scope) -> int:
         erased, token = 0, None

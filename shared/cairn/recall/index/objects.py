@@ -12,10 +12,11 @@ rows at the generation just read:
    which answers this recall; the reader then writes the object, tagged with the generation it
    read BEFORE the rows, so a write landing meanwhile leaves the object stale, never wrong;
 3. after writing, the reader reads the generation again: if it moved, the write it raced may
-   be an erase whose object delete ran before our put landed, so it deletes its own object.
-   The erase deletes objects after its commit, so one of the two deletes always runs after the
-   last put, unless this process dies between its put and that check (docs/dynamodb.md says
-   what bounds that).
+   be an erase whose object delete ran before our put landed, so it overwrites its own object
+   with nothing (an overwrite, not a delete: a role that only recalls needs no
+   ``s3:DeleteObject``; the bucket is unversioned, so the bytes are gone either way). The erase
+   deletes objects after its commit, so one of the two always runs after the last put, unless
+   this process dies between its put and that check (docs/dynamodb.md says what bounds that).
 
 The first reader that finds an object stale rebuilds it: writes stay one transaction, no
 stream or extra function, and only scopes somebody recalls pay for an object.
@@ -95,8 +96,8 @@ class ObjectRowSource:
                 "recall index object unreadable (%s); reading the store", type(exc).__name__
             )
             return None
-        if stored is None or stored.body is None:
-            return None  # none, or still the object we saw at an older generation
+        if stored is None or not stored.body:
+            return None  # none, emptied (step 3), or still the one we saw at an older generation
         try:
             decoded = decode(stored.body, embedder)
         except CorruptIndexObjectError:
@@ -116,7 +117,7 @@ class ObjectRowSource:
         try:
             etag = self._objects.write(scope, space, encode(rows, generation, embedder))
             if str(self._generations.generation(scope)) != generation:
-                self._objects.delete(scope, space)  # see the module docstring, step 3
+                self._objects.write(scope, space, b"")  # see the module docstring, step 3
                 return
         except CairnError as exc:  # the answer stands; the next cold reader rebuilds again
             log.warning("recall index object not written (%s)", type(exc).__name__)
