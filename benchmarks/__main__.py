@@ -4,6 +4,8 @@
    fact_recall: recall on the fact set (short records asked about in other words)
    crossval: the defaults' grid cross-validated on both (leave one conversation / user out)
 2. speed: recall at 1k/10k/100k records, memory, append, render, formation, DynamoDB requests
+   speed_deployed: recall over DynamoDB + S3 on moto (requests before and after the recall index
+   objects), RetrieveMemoryRecords through `cairn serve` beside the library recall
 3. peer_mem0: mem0 OSS beside cairn on the same turns and questions
 4. history: rolling LoCoMo conversations up, and their boot windows' size and read time
    history_recall: recall over turns and chunks on LoCoMo dev, with and without named periods
@@ -28,6 +30,7 @@ STEPS = (
     "fact_recall",
     "crossval",
     "speed",
+    "speed_deployed",
     "peer_mem0",
     "history",
     "history_recall",
