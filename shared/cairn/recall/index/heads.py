@@ -48,11 +48,18 @@ class HeadsView:
 
 
 def build_view(records: RecordStore, scope: Scope) -> HeadsView:
-    """The view of what ``list_records`` holds live for ``scope`` now."""
+    """The view of what ``list_records`` holds live for ``scope`` now.
+
+    Read with ``include_inactive`` and filtered here: that listing is strongly consistent on
+    every backend (DynamoDB's live listing reads an eventually consistent index), so a view
+    cached at a generation never lacks a write acknowledged before that generation was read.
+    """
     heads: list[RecordVersion] = []
     cursor: str | None = None
     while True:
-        page = records.list_records(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
+        page = records.list_records(
+            scope, include_inactive=True, limit=MAX_PAGE_SIZE, cursor=cursor
+        )
         heads.extend(v for v in in_scope(page.items, scope, where="history") if v.live)
         cursor = page.next_cursor
         if cursor is None:
