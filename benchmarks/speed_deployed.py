@@ -105,7 +105,7 @@ def render(moto: list[MotoSize], http: list[HttpSize], floors: dict[int, float],
         "### RetrieveMemoryRecords through `cairn serve`",
         "",
         "A real `cairn serve` (SQLite, ONNX embedder, loopback) and the real boto3 "
-        "`bedrock-agentcore` client on one reused connection, shipped defaults (8 results, "
+        "`bedrock-agentcore` client on one reused connection, shipped defaults (no topK, "
         "journal written); the library recall on the same file in the bench process; "
         "interleaved.",
         "",

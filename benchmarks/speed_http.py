@@ -5,7 +5,7 @@ A real ``cairn serve`` process (SQLite store, the ONNX embedder, loopback only) 
 into the same SQLite file (``speed_recall.fill``: the speed benchmark's facts and vectors,
 user-sourced, 16 a transaction) and its records placed in the record directory, as the API's
 own writes place them; the server sees them through the store's generation on its next call.
-Every call asks the shipped defaults (no ``topK``: 8 results; journal written by both). The
+Every call asks the shipped defaults (no ``topK``; journal written by both). The
 library recall runs in this process on the same file with the same questions; the floor is
 the query's ONNX embedding plus one pass over the scope's unit matrix, timed in the same run.
 """
