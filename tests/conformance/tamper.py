@@ -157,7 +157,7 @@ def _rewrite_dynamodb_journal(path: Path, journal_id: str, edit: Edit | None) ->
 
     from tests.conformance.backends import _moto_client
 
-    client = _moto_client(boto3)
+    client = _moto_client(boto3, "dynamodb")
     table = json.loads((path / "dynamodb-tables.json").read_text())["items"]
     touched = 0
     for item in client.scan(TableName=table)["Items"]:
