@@ -72,9 +72,12 @@ def render(moto: list[MotoSize], http: list[HttpSize], floors: dict[int, float],
         "requests' work here, not AWS latency; the request counts carry over. Read units and "
         "dollars are estimates from those counts, DynamoDB's billing rules and the typical item "
         f"sizes in docs/dynamodb.md, at the prices in `benchmarks/cost_prices.py` (recorded "
-        f"{RECORDED_ON}). Each recall writes its journal entry (one PutItem, ≈2 WRU, "
-        "the same before and after; not in the read units). 'after a write': another process "
-        "wrote one record first, so the scope grows by one record a run.",
+        f"{RECORDED_ON}). Each recall writes its journal entry (the chained journal: a GetItem "
+        "of the chain head and a TransactWriteItems, the same before and after; not in the "
+        "read units). 'after a write': another process "
+        "wrote one record first, so the scope grows by one record a run. moto deep-copies the "
+        "whole table for every item of a TransactWriteItems (the journal's), so its times grow "
+        "with the table whatever recall reads.",
         "",
         "| records | way | requests per recall | moto median ms | p95 | ÷ floor | est. RRU | "
         "est. $ per 1,000 recalls |",
