@@ -50,6 +50,7 @@ def open_dynamodb(clock: Clock, path: Path) -> Stores:
     from cairn.store.dynamodb.schema import TABLES, create_table_request
 
     names_file = path / "dynamodb-tables.json"
+    bucket_file = path / "dynamodb-index-bucket.txt"  # the tables file names tables only
     reopened = names_file.exists()
     mock = mock_aws()
     mock.start(reset=not reopened)
@@ -62,15 +63,15 @@ def open_dynamodb(clock: Clock, path: Path) -> Stores:
         names = {table.logical_name: f"cairn-{table.logical_name}-{suffix}" for table in TABLES}
         for table in TABLES:
             client.create_table(**create_table_request(table, names[table.logical_name]))
-        names["bucket"] = f"cairn-index-{suffix}"
-        s3.create_bucket(Bucket=names["bucket"])
         names_file.write_text(json.dumps(names))
+        bucket_file.write_text(f"cairn-index-{suffix}")
+        s3.create_bucket(Bucket=bucket_file.read_text())
     backend = DynamoDBBackend(
         client,
         items_table=names["items"],
         events_table=names["events"],
         clock=clock,
-        index_objects=S3IndexObjects(s3, bucket=names["bucket"]),
+        index_objects=S3IndexObjects(s3, bucket=bucket_file.read_text()),
     )
 
     class StopMoto:
