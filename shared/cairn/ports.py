@@ -28,6 +28,7 @@ from cairn.memories import MemoryConfig
 from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import (
     ActorId,
+    EdgeKind,
     EmbedderId,
     Event,
     EventInput,
@@ -658,6 +659,23 @@ class RecordGenerations(Protocol):
 
 Thread = tuple[str, str]
 """A thread a record belongs to: ("session", session id) or (edge kind, edge target)."""
+
+THREAD_EDGES = frozenset({EdgeKind.PART_OF.value, EdgeKind.DISCUSSED_IN.value})
+"""The edge kinds that make a thread (``cairn.recall.expansion``), by their stored value."""
+
+
+def stored_threads(sources: list[dict[str, Any]], edges: list[dict[str, Any]]) -> frozenset[Thread]:
+    """``cairn.recall.expansion.threads`` of a stored row's sources and edges (their JSON)."""
+    found: list[Thread] = []
+    for source in sources:
+        session = source.get("session_id")
+        if session:
+            found.append(("session", session))
+    for edge in edges:
+        if edge["kind"] in THREAD_EDGES:
+            found.append((edge["kind"], edge["target"]))
+    return frozenset(found)
+
 
 RowLoader = Callable[[], RecordVersion]
 """Parses one row's version when a recall needs it (the store's own JSON, not re-checked)."""

@@ -18,8 +18,8 @@ from typing import Any
 
 import pydantic_core
 
-from cairn.models import EdgeKind, EmbedderId, RecordVersion, Scope, Status
-from cairn.ports import IndexRow, Thread
+from cairn.models import EmbedderId, RecordVersion, Scope, Status
+from cairn.ports import IndexRow, stored_threads
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
     HEADS_FROM,
@@ -33,8 +33,6 @@ from cairn.store.dynamodb.codec import (
     text,
     version_sk,
 )
-
-_THREAD_EDGES = frozenset({EdgeKind.PART_OF.value, EdgeKind.DISCUSSED_IN.value})
 
 
 def read_index_rows(
@@ -106,22 +104,9 @@ def _row(data: str, fields: dict[str, Any], vector: Any) -> IndexRow:
         confidence=float(fields["confidence"]),
         first_seen_at=datetime.fromisoformat(fields["first_seen_at"]),
         last_seen_at=datetime.fromisoformat(fields["last_seen_at"]),
-        threads=_threads(fields["sources"], fields["edges"]),
+        threads=stored_threads(fields["sources"], fields["edges"]),
         trusted=fields["trust"] == "trusted",
         load=lambda: RecordVersion.model_validate_json(data),
         vector=vector,
         data=data,
     )
-
-
-def _threads(sources: list[dict[str, Any]], edges: list[dict[str, Any]]) -> frozenset[Thread]:
-    """``cairn.recall.expansion.threads`` of the row's JSON."""
-    found: list[Thread] = []
-    for source in sources:
-        session = source.get("session_id")
-        if session:
-            found.append(("session", session))
-    for edge in edges:
-        if edge["kind"] in _THREAD_EDGES:
-            found.append((edge["kind"], edge["target"]))
-    return frozenset(found)

@@ -16,11 +16,9 @@ from typing import Any
 import numpy as np
 import pydantic_core
 
-from cairn.models import EdgeKind, EmbedderId, RecordVersion, Scope
-from cairn.ports import IndexRow, Thread
+from cairn.models import EmbedderId, RecordVersion, Scope
+from cairn.ports import IndexRow, stored_threads
 from cairn.store.sqlite.codec import decode_vector
-
-_THREAD_EDGES = frozenset({EdgeKind.PART_OF.value, EdgeKind.DISCUSSED_IN.value})
 
 # One parse of the JSON per row, in SQLite, for just the fields the index reads.
 _FIELDS = (
@@ -88,21 +86,8 @@ def _row(record_id: str, namespace: str, data: str, extracted: str, vector: Any)
         confidence=float(confidence),
         first_seen_at=datetime.fromisoformat(first),
         last_seen_at=datetime.fromisoformat(last),
-        threads=_threads(sources, edges),
+        threads=stored_threads(sources, edges),
         trusted=trust == "trusted",
         load=lambda: RecordVersion.model_validate_json(data),
         vector=vector,
     )
-
-
-def _threads(sources: list[dict[str, Any]], edges: list[dict[str, Any]]) -> frozenset[Thread]:
-    """``cairn.recall.expansion.threads`` of the row's JSON."""
-    found: list[Thread] = []
-    for source in sources:
-        session = source.get("session_id")
-        if session:
-            found.append(("session", session))
-    for edge in edges:
-        if edge["kind"] in _THREAD_EDGES:
-            found.append((edge["kind"], edge["target"]))
-    return frozenset(found)
