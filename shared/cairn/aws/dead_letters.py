@@ -29,6 +29,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
+from cairn.aws.stack_outputs import stack_outputs
 from cairn.errors import CairnError, ConfigurationError, InvalidInputError, StoreUnavailableError
 from cairn.rollout.index import rollout_kind
 from cairn.rollout.payload import decode_notice
@@ -178,18 +179,7 @@ STACK_OUTPUTS = {
 def stack_queues(cloudformation: Any, stack: str, worker: str) -> tuple[str, str]:
     """(dead-letter queue URL, work queue URL) of ``worker`` in the deployed ``stack``, read
     from its CloudFormation outputs."""
-    try:
-        (found,) = cloudformation.describe_stacks(StackName=stack)["Stacks"]
-    except ClientError as exc:
-        raise ConfigurationError(
-            f"no stack {stack!r} in this account and region (or no permission to describe it); "
-            "pass --stack with the deployed stack's name, or --dead-letter-url and --queue-url"
-        ) from exc
-    except BotoCoreError as exc:
-        raise StoreUnavailableError(
-            f"CloudFormation is unreachable ({type(exc).__name__}); retry"
-        ) from exc
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", [])}
+    outputs = stack_outputs(cloudformation, stack, otherwise="--dead-letter-url and --queue-url")
     dead_letters, queue = STACK_OUTPUTS[worker]
     if dead_letters not in outputs or queue not in outputs:
         raise ConfigurationError(

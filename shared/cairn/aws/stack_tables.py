@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from cairn.errors import ConfigurationError, InvalidInputError, StoreUnavailableError
+from cairn.aws.stack_outputs import stack_outputs
+from cairn.errors import ConfigurationError, InvalidInputError
 
 OUTPUTS = ("ItemsTableName", "EventsTableName")
 
@@ -34,18 +33,7 @@ def live_tables(
         raise InvalidInputError(
             "name the live tables: pass --stack NAME, or both --items-table and --events-table"
         )
-    try:
-        (found,) = cloudformation.describe_stacks(StackName=stack)["Stacks"]
-    except ClientError as exc:
-        raise ConfigurationError(
-            f"no stack {stack!r} in this account and region (or no permission to describe it); "
-            "pass --stack with the deployed stack's name, or both table names"
-        ) from exc
-    except BotoCoreError as exc:
-        raise StoreUnavailableError(
-            f"CloudFormation is unreachable ({type(exc).__name__}); retry"
-        ) from exc
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", [])}
+    outputs = stack_outputs(cloudformation, stack, otherwise="both table names")
     if any(name not in outputs for name in OUTPUTS):
         raise ConfigurationError(f"stack {stack!r} has no {' / '.join(OUTPUTS)} outputs")
     return outputs[OUTPUTS[0]], outputs[OUTPUTS[1]]
