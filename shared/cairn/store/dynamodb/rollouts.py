@@ -299,15 +299,8 @@ class DynamoDBRolloutStore:
             if claimed is None:
                 continue
             reset, claim = claimed
-            writes = [
-                conditional_put(self._items, counters_item(reset), counters.version),
-                new_rollout_put(self._items, claim),
-            ]
-            try:
-                self._db.transact(writes)
-            except ConflictError:
-                continue
-            claims.append(claim)
+            if self._commit_claim(counters, reset, claim):
+                claims.append(claim)
         return tuple(claims)
 
     def claim_session(self, scope: Scope, session_id: str, now: datetime) -> Rollout | None:
@@ -322,16 +315,25 @@ class DynamoDBRolloutStore:
             if claimed is None:
                 return None
             reset, claim = claimed
-            writes = [
-                conditional_put(self._items, counters_item(reset), counters.version),
-                new_rollout_put(self._items, claim),
-            ]
-            try:
-                self._db.transact(writes)
-            except ConflictError:
-                continue  # an append counted into the session first: read it again
-            return claim
+            if self._commit_claim(counters, reset, claim):
+                return claim
+            # an append counted into the session first: read it again
         raise StoreUnavailableError(f"session {session_id!r} is changing too often; retry")
+
+    def _commit_claim(
+        self, counters: SessionCounters, reset: SessionCounters, claim: Rollout
+    ) -> bool:
+        """Reset the counters read as ``counters`` and file ``claim``, in one transaction;
+        False when another write moved the counters first (nothing is written)."""
+        writes = [
+            conditional_put(self._items, counters_item(reset), counters.version),
+            new_rollout_put(self._items, claim),
+        ]
+        try:
+            self._db.transact(writes)
+        except ConflictError:
+            return False
+        return True
 
     def list_due(self, now: datetime, *, limit: int = DEFAULT_PAGE_SIZE) -> tuple[Rollout, ...]:
         """Rollouts the ``due`` index shows due at ``now``, oldest first (one Query a shard)."""
