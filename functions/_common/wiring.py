@@ -310,13 +310,30 @@ def evidence_stager() -> EvidenceStager:
     return EvidenceStager(found.rollouts, found.staging, found.notifier, found.clock, found.timer)
 
 
+PRINCIPALS_ENV = "CAIRN_PRINCIPALS"
+
+
+def principals() -> Any:
+    """The stack's principals document (``CAIRN_PRINCIPALS``, JSON: caller IAM ARNs mapped to
+    actors, namespaces and access; ``-c principalsFile=...``), or None: every IAM caller API
+    Gateway lets in may touch everything. A malformed document fails the cold start."""
+    from cairn.api.principals import parse_principals
+
+    text = os.environ.get(PRINCIPALS_ENV)
+    if not text:
+        return None
+    return parse_principals(text, PRINCIPALS_ENV, toml=False)
+
+
 def build_api() -> Any:
     """The AgentCore-compatible API over the deployment's stores (the api function); events it
     receives are counted and released through ``pipeline`` (docs/extraction.md), and its
     memory ARNs name the function's region."""
     from cairn.api import Api, ApiContext, ApiSettings
 
-    settings = ApiSettings(region=os.environ.get("AWS_REGION") or ApiSettings().region)
+    settings = ApiSettings(
+        region=os.environ.get("AWS_REGION") or ApiSettings().region, principals=principals()
+    )
     context = ApiContext.build(
         stores(), embedder=embedder(), clock=clock(), settings=settings, extraction=pipeline()
     )

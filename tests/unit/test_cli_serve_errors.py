@@ -87,3 +87,25 @@ def test_a_ctrl_c_while_cairn_is_still_loading_is_one_line(tmp_path: Path) -> No
         check=False,
     )
     assert (done.returncode, done.stderr) == (130, "cairn: error: interrupted\n")
+
+
+def test_a_bad_principals_file_is_one_line_and_opens_no_store(tmp_path: Path) -> None:
+    principals = tmp_path / "principals.toml"
+    principals.write_text('[[principal]]\nname = "p"\ntoken = "plain"\nactors = ["a"]\n')
+    done = _serve("--principals", str(principals), "--store", str(tmp_path / "s.db"))
+    assert done.returncode == 1
+    assert f"the principals document {principals} is not valid" in done.stderr
+    assert "token_sha256" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_principals_and_a_shared_token_together_are_refused(tmp_path: Path) -> None:
+    principals = tmp_path / "principals.json"
+    principals.write_text('{"principal": []}')
+    done = _serve(
+        *("--principals", str(principals), "--token", "t", "--store", str(tmp_path / "s.db"))
+    )
+    assert done.returncode == 1
+    assert "give --principals or --token (CAIRN_TOKEN), not both" in done.stderr
+    assert not (tmp_path / "s.db").exists()

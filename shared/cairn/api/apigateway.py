@@ -38,19 +38,38 @@ def _v2_path(event: dict[str, Any]) -> str:
     return path
 
 
+def caller_arn(event: dict[str, Any]) -> str | None:
+    """The IAM caller API Gateway authenticated (HTTP API, IAM authoriser): the request
+    context's ``authorizer.iam.userArn`` (REST APIs: ``identity.userArn``); None without one."""
+    context = event.get("requestContext") or {}
+    iam = (context.get("authorizer") or {}).get("iam") or {}
+    arn = iam.get("userArn") or (context.get("identity") or {}).get("userArn")
+    return str(arn) if arn else None
+
+
 def request_from_proxy_event(event: dict[str, Any]) -> ApiRequest:
     """The request an API Gateway proxy event (payload format 2.0 or 1.0) carries."""
     headers = {str(k): str(v) for k, v in (event.get("headers") or {}).items()}
     if event.get("version") == "2.0":
         method = event["requestContext"]["http"]["method"]
         return ApiRequest(
-            method, _v2_path(event), event.get("rawQueryString") or "", headers, _body(event)
+            method,
+            _v2_path(event),
+            event.get("rawQueryString") or "",
+            headers,
+            _body(event),
+            caller_arn=caller_arn(event),
         )
     multi = event.get("multiValueQueryStringParameters") or {}
     single = event.get("queryStringParameters") or {}
     pairs = [(k, v) for k, values in multi.items() for v in values] or list(single.items())
     return ApiRequest(
-        event["httpMethod"], event.get("path") or "/", urlencode(pairs), headers, _body(event)
+        event["httpMethod"],
+        event.get("path") or "/",
+        urlencode(pairs),
+        headers,
+        _body(event),
+        caller_arn=caller_arn(event),
     )
 
 

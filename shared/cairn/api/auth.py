@@ -11,6 +11,9 @@ listens on loopback.
 A shared token makes ``cairn serve`` refuse callers that lack it. Real clients keep their SigV4
 ``Authorization`` header, so they send the token in ``x-cairn-token`` (``cairn.api.client``
 adds it); other callers may send ``Authorization: Bearer <token>`` instead of a signature.
+
+With a principals document (``cairn.api.principals``) each token names one principal instead,
+and ``identify`` answers which; behind API Gateway the caller's IAM ARN names it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import re
 from collections.abc import Mapping
 
 from cairn.api.errors import ApiError
+from cairn.api.principals import Principal, Principals
 
 TOKEN_HEADER = "x-cairn-token"  # noqa: S105  # a header name, not a secret
 
@@ -57,21 +61,18 @@ def _check_sigv4(authorization: str, amz_date: str | None) -> None:
         )
 
 
-def authorize(headers: Mapping[str, str], token: str | None) -> None:
-    """Let the request in or raise an AWS-shaped 403; ``headers`` have lower-case names."""
+def _offered(headers: Mapping[str, str]) -> tuple[str | None, str]:
+    """The token a request offers (``x-cairn-token``, else ``Authorization: Bearer``) and the
+    ``Authorization`` header left to check as SigV4 (empty when it carried the token)."""
     authorization = headers.get("authorization", "").strip()
-    if token is not None:
-        offered = headers.get(TOKEN_HEADER)
-        if authorization.startswith("Bearer "):
-            offered = offered or authorization.removeprefix("Bearer ").strip()
-            authorization = ""
-        if offered is None or not hmac.compare_digest(offered.encode(), token.encode()):
-            raise ApiError.access_denied(
-                "this cairn server requires its token: send it in the x-cairn-token header "
-                "(cairn.api.client.use_cairn(session, token=...)) or as Authorization: Bearer"
-            )
-        if not authorization:
-            return
+    offered = headers.get(TOKEN_HEADER)
+    if authorization.startswith("Bearer "):
+        offered = offered or authorization.removeprefix("Bearer ").strip()
+        authorization = ""
+    return offered, authorization
+
+
+def _check_signature(authorization: str, headers: Mapping[str, str]) -> None:
     if not authorization:
         raise ApiError.access_denied(
             "the request is not signed: send it through an AWS SDK (AWS Signature Version 4; "
@@ -79,3 +80,47 @@ def authorize(headers: Mapping[str, str], token: str | None) -> None:
             "MissingAuthenticationTokenException",
         )
     _check_sigv4(authorization, headers.get("x-amz-date"))
+
+
+def authorize(headers: Mapping[str, str], token: str | None) -> None:
+    """Let the request in or raise an AWS-shaped 403; ``headers`` have lower-case names."""
+    if token is None:
+        _check_signature(headers.get("authorization", "").strip(), headers)
+        return
+    offered, authorization = _offered(headers)
+    if offered is None or not hmac.compare_digest(offered.encode(), token.encode()):
+        raise ApiError.access_denied(
+            "this cairn server requires its token: send it in the x-cairn-token header "
+            "(cairn.api.client.use_cairn(session, token=...)) or as Authorization: Bearer"
+        )
+    if authorization:
+        _check_sigv4(authorization, headers.get("x-amz-date"))
+
+
+def identify(
+    headers: Mapping[str, str], principals: Principals, caller_arn: str | None
+) -> Principal:
+    """The principal a request comes from, or an AWS-shaped 403 that says nothing else.
+
+    Where the host names the caller (the API Lambda: the IAM ARN API Gateway authenticated),
+    that ARN decides; otherwise (``cairn serve``) the token the request carries does.
+    """
+    if caller_arn is not None:
+        found = principals.for_arn(caller_arn)
+        if found is None:
+            raise ApiError.access_denied(
+                f"the caller {caller_arn} is no principal of this cairn deployment; add it to "
+                "the principals document"
+            )
+        return found
+    offered, authorization = _offered(headers)
+    principal = principals.for_token(offered) if offered else None
+    if principal is None:
+        raise ApiError.access_denied(
+            "this cairn server admits only its principals: send a principal's token in the "
+            "x-cairn-token header (cairn.api.client.use_cairn(session, token=...)) or as "
+            "Authorization: Bearer"
+        )
+    if authorization:
+        _check_sigv4(authorization, headers.get("x-amz-date"))
+    return principal

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.api.errors import ApiError
+from cairn.api.principals import Principal, Principals
 from cairn.errors import ConfigurationError
 from cairn.extract.staging import RolloutPipeline
 from cairn.extract.triggers import BUILT_IN_TRIGGERS
@@ -32,13 +33,17 @@ class ApiSettings:
     """How the API identifies itself (ARNs) and whom it lets in.
 
     ``token``: when set, every request must carry it (``x-cairn-token`` header, or
-    ``Authorization: Bearer``); see ``cairn.api.auth``. ``built_in_triggers``: the trigger
+    ``Authorization: Bearer``); see ``cairn.api.auth``. ``principals``: when set, every request
+    must come from one of them (a token's digest, or the caller's IAM ARN behind API Gateway)
+    and touches only what it may (``cairn.api.principals``, ``cairn.api.guard``); ``token`` is
+    then unused. ``built_in_triggers``: the trigger
     conditions of strategies that carry none (``cairn.extract.triggers``).
     """
 
     region: str = DEFAULT_REGION
     account_id: str = DEFAULT_ACCOUNT_ID
     token: str | None = None
+    principals: Principals | None = None
     # When built-in strategies (no trigger conditions on the wire) release a rollout.
     built_in_triggers: TriggerConditions = BUILT_IN_TRIGGERS
 
@@ -61,6 +66,9 @@ class ApiContext:
     clock: Clock
     settings: ApiSettings
     extraction: RolloutPipeline | None = None
+    # The principal of the request being served (``Api.handle`` sets it per request); None
+    # without a principals document: every actor and operation.
+    principal: Principal | None = None
 
     @classmethod
     def build(

@@ -100,6 +100,9 @@ def run_once(
     token = params.get(TOKEN)
     if token is None:
         return execute().response
+    if ctx.principal is not None:
+        # Each principal's tokens are its own: another's retry runs, and is checked, anew.
+        scope = f"{scope}|principal:{ctx.principal.name}"
     key = claim_key(scope, operation, str(token))
     request_digest = fingerprint(params, not_identifying)
     now = ctx.clock.now()

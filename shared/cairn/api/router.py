@@ -16,13 +16,14 @@ import time
 import traceback
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl
 
-from cairn.api.auth import authorize
+from cairn.api.auth import authorize, identify
 from cairn.api.context import ApiContext
 from cairn.api.errors import CANNOT_PARSE, ApiError, FieldProblem, wire_error
+from cairn.api.guard import admit
 from cairn.api.operations import HANDLERS
 from cairn.api.routes import Match, build_routes, match_route
 
@@ -42,6 +43,8 @@ class ApiRequest:
     query: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
+    # The caller as the host authenticated it (API Gateway's IAM caller ARN), if it did.
+    caller_arn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -155,13 +158,21 @@ class Api:
         operation: str | None = None
         try:
             headers = {name.lower(): value for name, value in request.headers.items()}
-            authorize(headers, self.context.settings.token)
+            context, principals = self.context, self.context.settings.principals
+            if principals is None:
+                authorize(headers, context.settings.token)
+            else:
+                context = replace(
+                    context, principal=identify(headers, principals, request.caller_arn)
+                )
             if len(request.body) > MAX_BODY_BYTES:
                 raise ApiError(413, "ValidationException", "the request body is too large")
             match = match_route(self._routes, request.method.upper(), request.raw_path)
             operation = match.operation.name
             params = validated_params(match, request)
-            answer = HANDLERS[operation](self.context, params)
+            if context.principal is not None:
+                admit(context.principal, operation, params)
+            answer = HANDLERS[operation](context, params)
             response = _json(match.operation.success_status, answer, request_id)
         except Exception as exc:  # every failure is answered, never raised to the host
             error = wire_error(exc, request_id)

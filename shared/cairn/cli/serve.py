@@ -3,8 +3,10 @@
 It prints the line that points boto3 / bedrock-agentcore / Strands at it, then serves until
 interrupted. It is not an authentication boundary: any well-formed SigV4 signature is accepted
 (see ``cairn.api.auth``), so it listens on loopback unless told otherwise, and ``--token``
-(or ``CAIRN_TOKEN``) makes it refuse callers without the shared token. Events posted to it are
-extracted in the background (``cairn.local.api``), payloads staged beside the store.
+(or ``CAIRN_TOKEN``) makes it refuse callers without the shared token; ``--principals FILE``
+admits only the principals the file lists, each to its own actors (``cairn.api.principals``).
+Events posted to it are extracted in the background (``cairn.local.api``), payloads staged
+beside the store.
 """
 
 from __future__ import annotations
@@ -51,6 +53,15 @@ def add_serve_command(commands: argparse._SubParsersAction[CliParser], store_hel
         default=None,
         help=f"refuse requests without this shared token (env {TOKEN_ENV}); clients send it "
         "with cairn.api.client.use_cairn(session, token=...)",
+    )
+    sub.add_argument(
+        "--principals",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a JSON or TOML file of principals: each token (its sha256) mapped to the actors "
+        "and namespaces it may touch and its access (read, write, control); replaces --token "
+        "(docs/security.md)",
     )
     sub.add_argument("--region", default="us-east-1", help="the region in memory ARNs")
     sub.add_argument(
@@ -127,6 +138,16 @@ def serve(args: argparse.Namespace) -> int:
     from cairn.local.store import open_store
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
+    principals = None
+    if args.principals is not None:
+        from cairn.api.principals import load_principals
+
+        if token is not None:
+            raise ConfigurationError(
+                f"give --principals or --token ({TOKEN_ENV}), not both: with principals each "
+                "token is a principal's, listed in the file"
+            )
+        principals = load_principals(args.principals)  # a bad file is reported first
     model = model_from(args)  # a wrong --provider/--model is reported before anything opens
     clock = SystemClock()
     embedder = None
@@ -135,7 +156,7 @@ def serve(args: argparse.Namespace) -> int:
 
         embedder = OnnxEmbedder()
     stores = open_store(args.store, clock, create=True)
-    settings = ApiSettings(region=args.region, token=token)
+    settings = ApiSettings(region=args.region, token=token, principals=principals)
     # Events posted to a memory with strategies are extracted in the background by the model
     # --provider selects: the offline rules by default, as `cairn demo`, or a local model
     # server (docs/extraction.md).
@@ -161,7 +182,7 @@ def serve(args: argparse.Namespace) -> int:
                 f"http://<this machine's address>:{port}",
                 file=sys.stderr,
             )
-        if not _is_loopback(args.host) and token is None:
+        if not _is_loopback(args.host) and token is None and principals is None:
             print(
                 "cairn serve: warning: listening beyond loopback without --token; any caller "
                 "with any AWS signature can read and write this memory",

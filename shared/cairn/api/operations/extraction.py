@@ -19,6 +19,7 @@ from typing import Any
 
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.errors import ApiError
+from cairn.api.guard import touches_actor
 from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
 from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of
 from cairn.errors import RolloutNotFoundError
@@ -31,14 +32,16 @@ FAILED = "FAILED"
 
 
 def _actors(ctx: ApiContext, memory: MemoryConfig, only: str | None) -> Iterator[str]:
-    """The memory's actors with events (a rollout's events make its actor listed)."""
+    """The memory's actors with events (a rollout's events make its actor listed) that the
+    request's principal may touch; a filter naming another actor finds none."""
     if only is not None:
-        yield only
+        if touches_actor(ctx, only):
+            yield only
         return
     cursor: str | None = None
     while True:
         page = ctx.events.list_actors(memory.memory_id, limit=MAX_PAGE_SIZE, cursor=cursor)
-        yield from page.items
+        yield from (actor for actor in page.items if touches_actor(ctx, actor))
         cursor = page.next_cursor
         if cursor is None:
             return

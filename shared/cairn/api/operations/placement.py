@@ -15,6 +15,7 @@ from typing import Any
 
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.errors import ApiError
+from cairn.api.guard import may_hold_visible_records, touches_record
 from cairn.api.record_codec import expired
 from cairn.errors import InvalidInputError, RecordNotFoundError
 from cairn.memories import MemoryConfig
@@ -57,11 +58,13 @@ def caller_scope(memory: MemoryConfig, actor_id: str, *, session_id: str | None 
 def actors_under(ctx: ApiContext, memory: MemoryConfig, prefix: str | None) -> tuple[str, ...]:
     """The actors whose records a read under ``prefix`` (the whole memory when None) may
     return: those holding records there, less any whose id the prefix stops inside of (it
-    names a shorter actor id)."""
+    names a shorter actor id), and less any none of whose records the request's principal may
+    touch."""
     return tuple(
         actor
         for actor in ctx.directory.actors(memory.memory_id, namespace_prefix=prefix)
-        if prefix is None or prefix_reads_actor(memory, prefix, actor)
+        if (prefix is None or prefix_reads_actor(memory, prefix, actor))
+        and may_hold_visible_records(ctx, actor)
     )
 
 
@@ -70,10 +73,13 @@ def located(
 ) -> tuple[Scope, RecordVersion]:
     """The scope and live head of a record placed in ``memory``; 404 if there is none, or it
     was deleted or has expired, or it is not in ``namespace`` when one is given. All answer
-    alike, so nobody learns that a record exists elsewhere (a foreign record looks missing)."""
+    alike, so nobody learns that a record exists elsewhere (a foreign record looks missing), and
+    so does a record the request's principal may not touch, before the record is read."""
     absent = ApiError.not_found(f"memory record {record_id!r} does not exist")
     try:
         placement = ctx.directory.locate(memory.memory_id, record_id)
+        if not touches_record(ctx, placement.actor_id, placement.namespace):
+            raise absent
         scope = scope_of(memory, placement.actor_id)
         head = ctx.records.get(scope, record_id)
     except RecordNotFoundError:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from cairn.api.codec import from_epoch
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.errors import ApiError
+from cairn.api.guard import refuse_foreign_write
 from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
 from cairn.api.operations.batches import BatchResult, Planned, apply_planned, vectors_for
 from cairn.api.operations.placement import actor_for, located
@@ -73,6 +74,7 @@ def mark_records_expire(ctx: ApiContext, memory: MemoryConfig) -> None:
 
 
 def _plan_creates(
+    ctx: ApiContext,
     memory: MemoryConfig,
     items: list[dict[str, Any]],
     result: BatchResult,
@@ -90,6 +92,7 @@ def _plan_creates(
             continue
         try:
             actor = actor_for(memory, record.namespace, item.get("memoryStrategyId"))
+            refuse_foreign_write(ctx, actor, record.namespace)
         except ApiError as exc:
             result.fail(index, record_id, exc, request_id)
             continue
@@ -119,7 +122,7 @@ def batch_create(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
         if days is not None:
             mark_records_expire(ctx, memory)
             expiry = Expiry(now=ctx.clock.now(), days=days)
-        planned = _plan_creates(memory, items, result, vectors, expiry)
+        planned = _plan_creates(ctx, memory, items, result, vectors, expiry)
         apply_planned(ctx, memory.memory_id, planned, result)
         return as_stored(result.wire())
 

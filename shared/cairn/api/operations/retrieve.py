@@ -29,6 +29,7 @@ from typing import Any
 
 from cairn.api.context import ApiContext, scope_of
 from cairn.api.filters import check_filters, matches
+from cairn.api.guard import touches_record
 from cairn.api.operations.assembled_pages import DEFAULT_MAX_RESULTS, page_of, token_position
 from cairn.api.operations.placement import actors_under, namespace_prefix
 from cairn.api.record_codec import expired, record_to_wire, wire_metadata, wire_strategy_id
@@ -75,6 +76,20 @@ def _record_filter(
     return where
 
 
+def _principal_filter(
+    ctx: ApiContext, actor: str, wanted: RecordFilter | None
+) -> RecordFilter | None:
+    """``wanted``, narrowed to the records of ``actor`` the request's principal may touch (all
+    of them when its actor is granted), so ranking never sees another principal's records."""
+    if ctx.principal is None or ctx.principal.may_touch_actor(actor):
+        return wanted
+
+    def where(version: RecordVersion) -> bool:
+        return touches_record(ctx, actor, version.namespace) and (wanted is None or wanted(version))
+
+    return where
+
+
 def score_of(item: Ranked) -> float:
     """The wire ``score``: the cosine of the record and the query, clipped to [0, 1] (its
     keyword relevance when it has no vector in the query's space)."""
@@ -97,7 +112,8 @@ def _records_under(
                 scope, namespace_prefix=prefix, limit=MAX_PAGE_SIZE, cursor=cursor
             )
             for version in page.items:
-                yield actor, version
+                if touches_record(ctx, actor, version.namespace):
+                    yield actor, version
             cursor = page.next_cursor
             if cursor is None:
                 break
@@ -119,9 +135,10 @@ def _search(
     now = ctx.clock.now()
     found: list[_Found] = []
     searched: list[Scope] = []
-    where = _record_filter(strategy_id, filters, now if memory.records_expire else None)
+    wanted = _record_filter(strategy_id, filters, now if memory.records_expire else None)
     for actor in actors_under(ctx, memory, prefix):
         scope = scope_of(memory, actor)
+        where = _principal_filter(ctx, actor, wanted)
         searched.append(scope)
         search = index.search(
             scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now, where=where
