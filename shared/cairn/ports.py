@@ -445,8 +445,20 @@ class RecordDirectory(Protocol):
     """Where each record of a memory lives, for callers that know a record id but no actor
     (AgentCore's record API), and which actors hold records under a namespace."""
 
-    def place(self, memory_id: str, placements: Sequence[RecordPlacement]) -> None:
-        """Record where these records live; placing a record again overwrites its entry."""
+    def place(
+        self,
+        memory_id: str,
+        placements: Sequence[RecordPlacement],
+        *,
+        erasures: int | None = None,
+    ) -> None:
+        """Record where these records live; placing a record again overwrites its entry.
+
+        ``erasures``: the erasure count (``RecordStore.erasures``) of the placements' one scope
+        that the placer read before the reads its plan was built from; if an erasure of that
+        scope has committed since, nothing is placed and ``ErasedMeanwhileError`` is raised,
+        checked in the placement's own transaction (``cairn.erasure_fence``). Placements of
+        several actors with ``erasures`` are an ``InvalidInputError``."""
         ...
 
     def locate(self, memory_id: str, record_id: str) -> RecordPlacement:

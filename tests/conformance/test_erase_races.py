@@ -19,6 +19,7 @@ import pytest
 from cairn.clock import FixedClock
 from cairn.consolidate.commit import consolidate_scope
 from cairn.erasure import erase_actor
+from cairn.errors import RecordNotFoundError
 from cairn.extract.delivery import build_consumer, consume
 from cairn.extract.staging import RolloutPipeline
 from cairn.memories import StrategyKind
@@ -214,3 +215,55 @@ def test_a_consolidation_pass_that_read_a_record_before_its_erase_writes_nothing
     assert outcome.retryable
     assert bench.live() == []
     assert bench.pending() == [run.rollout_id]  # the evidence waits for a pass after the erase
+
+
+class DeleteMemoryAfterApply:
+    """The record store, except that right after the first apply commits, DeleteMemory runs:
+    the erase lands between extraction's apply and its directory placement."""
+
+    def __init__(self, records: Any, delete: Callable[[], object]) -> None:
+        self._records, self._delete = records, delete
+        self.written: list[str] = []
+
+    def apply(self, *args: Any, **kwargs: Any) -> Any:
+        written = self._records.apply(*args, **kwargs)
+        self.written += [v.record_id for v in written]
+        delete, self._delete = self._delete, lambda: None
+        delete()
+        return written
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._records, name)
+
+
+def test_delete_memory_between_extractions_apply_and_placement_leaves_no_placement(
+    stores: Stores, staging: StagingStore, clock: FixedClock
+) -> None:
+    from cairn.api.context import ApiContext
+    from cairn.api.operations.memories import delete_memory
+
+    if stores.memories is None or stores.directory is None:
+        pytest.skip("this backend serves no AgentCore API")
+    stores.memories.create(FACTS_ONLY)
+    notice = converse(stores, staging, clock, SCOPE, f"My passport is {SECRET}.")
+    pipeline = RolloutPipeline(require_rollouts(stores, "this"), staging, Notices(), clock)
+    api = ApiContext.build(stores, embedder=None, clock=clock, extraction=pipeline)
+    racing = DeleteMemoryAfterApply(
+        stores.records, lambda: delete_memory(api, {"memoryId": MEMORY_ID})
+    )
+    model = ScriptedModel(
+        [
+            candidates((f"The user's passport is {SECRET}.", [1])),
+            decisions({"candidate": 1, "action": "create"}),
+        ]
+    )
+
+    status = deliver(dataclasses.replace(stores, records=racing), staging, clock, notice, model)
+
+    assert status == "unknown"  # the rollout went with the memory
+    assert racing.written  # the apply committed before DeleteMemory erased it
+    assert stores.directory.actors(MEMORY_ID) == ()
+    for record_id in racing.written:
+        with pytest.raises(RecordNotFoundError):
+            stores.directory.locate(MEMORY_ID, record_id)
+    assert stores.records.list_records(SCOPE, include_inactive=True).items == ()

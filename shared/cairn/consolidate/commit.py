@@ -41,6 +41,7 @@ from cairn.consolidate.prompts import build_input, fit_input
 from cairn.consolidate.propose import propose, read_live, select_records
 from cairn.consolidate.targets import NamespaceTargets, default_targets, targets_for
 from cairn.consolidate.validate import ConsolidationCounts, PassView, Planned
+from cairn.erasure_fence import erases, place_fenced
 from cairn.errors import (
     CairnError,
     ConfigurationError,
@@ -54,8 +55,8 @@ from cairn.extract.delivery import stored_or
 from cairn.extract.triggers import embedded_memory
 from cairn.memories import MemoryConfig
 from cairn.model_request import NO_USAGE, ModelUsage
-from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
-from cairn.ports import Clock, ModelProvider, RecordPlacement, RolloutStore, StagingStore, Stores
+from cairn.models import Frozen, Scope, UtcDatetime, VersionRef
+from cairn.ports import Clock, ModelProvider, RolloutStore, StagingStore, Stores
 from cairn.rollout.index import Rollout
 
 log = logging.getLogger(__name__)
@@ -262,7 +263,10 @@ def _commit(
     except ConflictError as exc:
         return run.outcome("conflict", exc.message)
     _forget_payloads(consolidator, run.scope, consumed)
-    _place(consolidator.stores, run.scope, written)
+    # The pass's own retraction counts as an erasure (one more): the placements are fenced
+    # by the count after it, so an erase that landed after the apply wins over them.
+    after = run.erasures + int(erases(changes))
+    place_fenced(consolidator.stores, run.scope, written, after)
     return run.outcome("committed").model_copy(
         update={
             "consumed": consumed,
@@ -282,17 +286,3 @@ def _forget_payloads(consolidator: Consolidator, scope: Scope, rollout_ids: Sequ
             consolidator.staging.delete(scope, rid)
         except CairnError as exc:
             log.warning("consumed evidence %s keeps its payload (%s)", rid, type(exc).__name__)
-
-
-def _place(stores: Stores, scope: Scope, versions: Sequence[RecordVersion]) -> None:
-    """Tell the record directory (the AgentCore API's index by record id) where new records
-    live; placing again is harmless."""
-    if stores.directory is None or not versions:
-        return
-    placements = {
-        v.record_id: RecordPlacement(
-            record_id=v.record_id, actor_id=v.actor_id, namespace=v.namespace
-        )
-        for v in versions
-    }
-    stores.directory.place(scope.memory_id, list(placements.values()))

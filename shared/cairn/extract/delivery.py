@@ -179,7 +179,12 @@ def _consume(notice: RolloutNotice, consumer: Consumer) -> Consumed:
         return _fail(consumer, rollout, f"{type(exc).__name__}: {exc.message}")
     if not outcome.done:
         return _fail(consumer, rollout, outcome.reason or outcome.status)
-    consumer.rollouts.mark(scope, rid, RolloutState.CONSUMED, now=consumer.clock.now())
+    try:
+        consumer.rollouts.mark(scope, rid, RolloutState.CONSUMED, now=consumer.clock.now())
+    except RolloutNotFoundError:
+        # Erased after the apply (DeleteMemory, `cairn erase --all-of-actor`): the erase took
+        # what was written, and the fenced placements followed it (cairn.erasure_fence).
+        return Consumed(rollout_id=rid, status="unknown", reason="erased while extracted")
     _forget_payload(consumer, rollout)
     return Consumed(rollout_id=rid, status="consumed", written=len(outcome.written))
 

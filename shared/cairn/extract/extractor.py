@@ -35,6 +35,7 @@ from cairn.changes import (
     Revise,
     Supersede,
 )
+from cairn.erasure_fence import place_fenced
 from cairn.errors import InvalidInputError
 from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY, ExtractionPolicy
 from cairn.extract.formation.apply import Formed, apply_formed, form_namespace
@@ -44,7 +45,7 @@ from cairn.memories import MemoryConfig, StrategyConfig
 from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
 from cairn.namespace_actors import refuse_nested_namespace
-from cairn.ports import Clock, Embedder, ModelProvider, RecordPlacement, Stores
+from cairn.ports import Clock, Embedder, ModelProvider, Stores
 from cairn.rollout.payload import RolloutPayload
 
 
@@ -167,11 +168,11 @@ def extract_rollout(
         run.written.extend(applied.written)
         run.usage += applied.usage
         if applied.reason is not None:
-            _place(stores, scope, [*run.written, *run.already])
+            place_fenced(stores, scope, [*run.written, *run.already], erasures)
             return run.outcome(applied.reason)
         if applied.written:
             run.count(**_change_counts(applied.formed.changes))
-    _place(stores, scope, [*run.written, *run.already])
+    place_fenced(stores, scope, [*run.written, *run.already], erasures)
     return run.outcome()
 
 
@@ -282,17 +283,3 @@ def _change_counts(changes: Sequence[Change]) -> dict[str, int]:
         "superseded": kinds.count(Supersede),
         "folded_in": kinds.count(FoldIn),
     }
-
-
-def _place(stores: Stores, scope: Scope, versions: Sequence[RecordVersion]) -> None:
-    """Tell the record directory (the AgentCore API's index by record id) where they live;
-    placing again is harmless, so a repeated delivery re-places what it finds."""
-    if stores.directory is None or not versions:
-        return
-    placements = {
-        v.record_id: RecordPlacement(
-            record_id=v.record_id, actor_id=v.actor_id, namespace=v.namespace
-        )
-        for v in versions
-    }
-    stores.directory.place(scope.memory_id, list(placements.values()))

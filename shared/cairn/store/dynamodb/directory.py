@@ -13,7 +13,8 @@ A placement's three items move together in ONE TransactWriteItems, and the ``R#`
 conditioned on the placement read just before (``attribute_not_exists(pk)``, or the actor and
 namespace read): two writers moving one record cannot both commit, so the counts never drift.
 A count that falls to zero lingers (listing filters ``n > 0``) until the actor's erase deletes
-it, conditioned on it still being zero.
+it, conditioned on it still being zero. A fenced placement (``erasures=``) adds to each of its
+transactions a ConditionCheck of the scope's ``ERASURES`` item (``erasures.fence_item``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,18 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from cairn.errors import ConflictError, RecordNotFoundError, StoreUnavailableError
+from cairn.erasure_fence import placement_scope
+from cairn.errors import (
+    ConflictError,
+    ErasedMeanwhileError,
+    RecordNotFoundError,
+    StoreUnavailableError,
+)
 from cairn.models import Scope, namespace_matches
 from cairn.ports import RecordPlacement
 from cairn.store.dynamodb.client import DynamoDBClient
-from cairn.store.dynamodb.codec import Item, key, n, s, text
+from cairn.store.dynamodb.codec import Item, key, n, s, scope_pk, text
+from cairn.store.dynamodb.erasures import fence_item, read_erasures
 
 PLACED_FROM, BY_ACTOR_FROM, COUNT_FROM = "R#", "A#", "N#"
 # Up to five transaction items a placement (R# Put, A# Put and Delete, two counts): 20 of them
@@ -62,14 +70,34 @@ class DynamoDBRecordDirectory:
         self._db = db
         self._table = table
 
-    def place(self, memory_id: str, placements: Sequence[RecordPlacement]) -> None:
-        """Record where these records live (20 a transaction); an unchanged one writes nothing."""
+    def place(
+        self,
+        memory_id: str,
+        placements: Sequence[RecordPlacement],
+        *,
+        erasures: int | None = None,
+    ) -> None:
+        """Record where these records live (20 a transaction); an unchanged one writes nothing.
+        With ``erasures``, each transaction also checks the scope's erasure count (the
+        ``ERASURES`` item the record store keeps in this table) is still that."""
         latest = {p.record_id: p for p in placements}  # placed twice in one call: the last wins
         wanted = list(latest.values())
+        fence: tuple[str, int] | None = None
+        if erasures is not None and wanted:
+            scope = placement_scope(memory_id, (p.actor_id for p in wanted))
+            fence = (scope_pk(scope), erasures)
         for start in range(0, len(wanted), _PLACE_CHUNK):
-            self._place_chunk(memory_id, wanted[start : start + _PLACE_CHUNK])
+            self._place_chunk(memory_id, wanted[start : start + _PLACE_CHUNK], fence)
 
-    def _place_chunk(self, memory_id: str, chunk: list[RecordPlacement]) -> None:
+    def _fence(self, fence: tuple[str, int] | None) -> list[Item]:
+        if fence is None:
+            return []
+        check = fence_item(self._table, fence[0], fence[1], bump=False)
+        return [check] if check is not None else []
+
+    def _place_chunk(
+        self, memory_id: str, chunk: list[RecordPlacement], fence: tuple[str, int] | None
+    ) -> None:
         pk = directory_pk(memory_id)
         for attempt in range(_ATTEMPTS):
             _back_off(attempt)
@@ -87,8 +115,12 @@ class DynamoDBRecordDirectory:
             if not writes:
                 return
             try:
-                self._db.transact(writes)
+                self._db.transact([*writes, *self._fence(fence)])
             except (ConflictError, StoreUnavailableError) as exc:
+                if fence is not None:
+                    now = read_erasures(self._db, self._table, fence[0])
+                    if now != fence[1]:
+                        raise ErasedMeanwhileError(fence[1], now) from exc
                 if not exc.retryable:
                     raise
                 continue  # another writer moved one of them: read again and re-plan

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from cairn.erasure_fence import check_fence, placement_scope
 from cairn.errors import (
     ConflictError,
     MemoryNameTakenError,
@@ -124,11 +125,22 @@ class InMemoryIdempotencyStore:
 
 
 class InMemoryRecordDirectory:
-    def __init__(self, state: ApiState) -> None:
+    def __init__(self, state: ApiState, *, erasures: Mapping[Scope, int] | None = None) -> None:
         self._s = state
+        # The record store's erasure counts, guarded by the same lock.
+        self._erasures: Mapping[Scope, int] = erasures if erasures is not None else {}
 
-    def place(self, memory_id: str, placements: Sequence[RecordPlacement]) -> None:
+    def place(
+        self,
+        memory_id: str,
+        placements: Sequence[RecordPlacement],
+        *,
+        erasures: int | None = None,
+    ) -> None:
         with self._s.lock:
+            if erasures is not None and placements:
+                scope = placement_scope(memory_id, (p.actor_id for p in placements))
+                check_fence(erasures, self._erasures.get(scope, 0))
             table = self._s.placements.setdefault(memory_id, {})
             for placement in placements:
                 table[placement.record_id] = placement

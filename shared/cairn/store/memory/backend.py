@@ -113,7 +113,7 @@ class InMemoryBackend:
             owner=self,
             memories=InMemoryMemoryConfigStore(self.api_state),
             idempotency=InMemoryIdempotencyStore(self.api_state),
-            directory=InMemoryRecordDirectory(self.api_state),
+            directory=InMemoryRecordDirectory(self.api_state, erasures=self.record_erasures),
             rollouts=InMemoryRolloutStore(
                 self.lock,
                 InMemoryEventStore(self),

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.cursor import decode_cursor, encode_cursor
+from cairn.erasure_fence import check_fence, placement_scope
 from cairn.errors import (
     ConflictError,
     InvalidCursorError,
@@ -25,6 +26,7 @@ from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, IdempotencyClaim, RecordPlacement
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
+from cairn.store.sqlite.generations import erasures as count_of_erasures
 from cairn.store.sqlite.listing import namespace_filter
 
 
@@ -170,9 +172,19 @@ class SQLiteRecordDirectory:
     def __init__(self, db: SQLiteDatabase) -> None:
         self._db = db
 
-    def place(self, memory_id: str, placements: Sequence[RecordPlacement]) -> None:
-        """Record where these records live; placing a record again overwrites its entry."""
+    def place(
+        self,
+        memory_id: str,
+        placements: Sequence[RecordPlacement],
+        *,
+        erasures: int | None = None,
+    ) -> None:
+        """Record where these records live; placing a record again overwrites its entry. With
+        ``erasures``, only if no erasure of their scope committed since (same transaction)."""
         with self._db.transaction(write=True) as conn:
+            if erasures is not None and placements:
+                scope = placement_scope(memory_id, (p.actor_id for p in placements))
+                check_fence(erasures, count_of_erasures(conn, scope))
             conn.executemany(
                 "INSERT OR REPLACE INTO record_placements (memory_id, record_id, actor_id,"
                 " namespace) VALUES (?, ?, ?, ?)",
