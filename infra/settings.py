@@ -27,6 +27,10 @@
   telegram``); ``telegramModelId`` (default: the extraction model) is the model it answers
   with, ``telegramTimezone`` (default ``UTC``) where its chats' days begin.
 
+- ``principalsFile`` (default none): a principals document (JSON or TOML) binding each caller
+  IAM ARN to the actors, namespaces and access it may touch through the API
+  (``infra.principals``, docs/security.md); without it every caller IAM admits touches all.
+
 Two keys choose where function code comes from (``infra.components.lambda_code``):
 ``lambdaCode`` (default ``build``: the folders ``make lambda-assets`` builds, refused when
 missing; ``placeholder``: inline stubs for offline checks, in a template CloudFormation refuses)
@@ -70,6 +74,7 @@ CONTEXT_KEYS: dict[str, str] = {
     "lambdaAssets": "lambda_assets",
     "telegramModelId": "telegram_model_id",
     "telegramTimezone": "telegram_timezone",
+    "principalsFile": "principals_file",
 }
 
 
@@ -99,6 +104,7 @@ class StackSettings(BaseModel):
     # None: answer with the extraction model (``telegram_model``).
     telegram_model_id: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9._:/\-]{1,2048}$")
     telegram_timezone: str = Field(default="UTC", pattern=r"^[A-Za-z0-9_+\-/]{1,64}$")
+    principals_file: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _provider_is_whole(self) -> Self:

@@ -44,6 +44,7 @@ from infra.permissions import (
     allow,
     table_key_statement,
 )
+from infra.principals import principals_environment
 from infra.settings import StackSettings
 
 
@@ -93,7 +94,12 @@ class CairnStack(Stack):
             max_concurrency=settings.max_concurrency,
         )
         self._grant_consolidation()
-        self.api = AgentCoreApi(self, "Api", lambdas=self.lambdas)
+        self.api = AgentCoreApi(
+            self,
+            "Api",
+            lambdas=self.lambdas,
+            environment=principals_environment(settings.principals_file),
+        )
         self._grant_api()
         self.telegram = self._telegram() if settings.telegram else None
         self.alarms = self._alarms(settings.alarm_email) if settings.alarm_email else None

@@ -80,6 +80,7 @@ class AgentCoreApi(Construct):
         construct_id: str,
         *,
         lambdas: LambdaDefaults,
+        environment: dict[str, str] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.function = lambdas.function(
@@ -88,6 +89,7 @@ class AgentCoreApi(Construct):
             asset="api",
             description="cairn: the AgentCore Memory-compatible API (API Gateway HTTP API)",
             timeout=API_TIMEOUT,
+            environment=environment,
         )
         self.http_api = apigwv2.HttpApi(
             self,
