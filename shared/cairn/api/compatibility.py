@@ -76,7 +76,13 @@ ROWS: tuple[Row, ...] = (
     Row("ListEvents", "filter.branch", S, "includeParentBranches adds the parent up to the fork"),
     Row("ListEvents", "filter.eventMetadata", S, "EQUALS_TO, EXISTS, NOT_EXISTS, AND-ed"),
     Row("ListEvents", "includePayloads", S, "false answers each event with an empty payload"),
-    Row("ListActors", "", S, "actors that have events (not actors that only have records)"),
+    Row(
+        "ListActors",
+        "",
+        S,
+        "actors that have events (not actors that only have records); with principals, only "
+        "the caller's",
+    ),
     Row("ListSessions", "", S, "by session id; a session exists only while it has events"),
     Row("ListSessions", "filter", S, "HAS_EVENTS holds for every session listed"),
     Row(
@@ -142,7 +148,13 @@ ROWS: tuple[Row, ...] = (
         "namespace",
     ),
     Row("GetMemoryRecord", "", S, "404 for a deleted record"),
-    Row("GetMemoryRecord", "namespace", D, "a filter (404 if the record is elsewhere); no IAM"),
+    Row(
+        "GetMemoryRecord",
+        "namespace",
+        D,
+        "a filter (404 if the record is elsewhere); no IAM condition key: principals bind "
+        "callers to actors and namespaces instead (docs/security.md)",
+    ),
     Row(
         "DeleteMemoryRecord",
         "",
