@@ -267,3 +267,28 @@ def test_delete_memory_between_extractions_apply_and_placement_leaves_no_placeme
         with pytest.raises(RecordNotFoundError):
             stores.directory.locate(MEMORY_ID, record_id)
     assert stores.records.list_records(SCOPE, include_inactive=True).items == ()
+
+
+def test_an_actor_erased_between_a_passs_apply_and_its_placement_leaves_no_placement(
+    stores: Stores, clock: FixedClock, tmp_path: Path
+) -> None:
+    if stores.directory is None:
+        pytest.skip("this backend keeps no record directory")
+    bench = Bench(tmp_path, stores=stores, clock=clock)
+    bench.run("Remember that I moved to Porto.")
+    bench.model.queue(answer({"kind": "add", "content": f"Lives in {SECRET}", "evidence": [1]}))
+    racing = DeleteMemoryAfterApply(
+        stores.records, lambda: erase_actor(stores, CONSOLIDATION_SCOPE, staging=bench.staging)
+    )
+
+    outcome = consolidate_scope(
+        CONSOLIDATION_SCOPE,
+        bench.consolidator(stores=dataclasses.replace(stores, records=racing)),
+    )
+
+    assert outcome.status == "committed"  # the pass won its apply; the erase came right after
+    assert racing.written
+    for record_id in racing.written:
+        with pytest.raises(RecordNotFoundError):
+            stores.directory.locate(CONSOLIDATION_SCOPE.memory_id, record_id)
+    assert stores.directory.actors(CONSOLIDATION_SCOPE.memory_id) == ()
