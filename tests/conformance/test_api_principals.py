@@ -15,6 +15,7 @@ import pytest
 from cairn.api import ApiSettings
 from cairn.api.principals import principals_from, token_digest
 from cairn.clock import FixedClock
+from cairn.models import Scope
 from cairn.ports import Stores
 from tests.unit.api_harness import HEADERS, Caller, Reply, build_api, create_memory
 
@@ -27,6 +28,12 @@ DOCUMENT = {
             "token_sha256": token_digest("token-b"),
             "actors": ["b"],
             "namespaces": ["/notes/b/"],
+        },
+        {
+            "name": "reader",
+            "token_sha256": token_digest("token-reader"),
+            "namespaces": ["/notes/b/"],
+            "access": ["read"],
         },
         {
             "name": "admin",
@@ -58,7 +65,7 @@ class As(Caller):
 @pytest.fixture
 def callers(stores: Stores, clock: FixedClock) -> dict[str, As]:
     api = build_api(stores, clock, ApiSettings(principals=principals_from(DOCUMENT, "test")))
-    return {name: As(api, f"token-{name}") for name in ("a", "b", "admin", "nobody")}
+    return {name: As(api, f"token-{name}") for name in ("a", "b", "reader", "admin", "nobody")}
 
 
 def _create(call: Caller, memory_id: str, namespace: str, text: str) -> Reply:
@@ -163,3 +170,23 @@ def test_an_unknown_token_and_missing_access_are_refused(
     refused = callers["b"]("DELETE", f"/memories/{world['memory']}/delete")
     assert refused.status == 403
     assert "control access" in refused.body["message"]
+
+
+def test_a_namespace_grant_reads_that_namespace_only_and_journals_only_where_it_read(
+    stores: Stores, callers: dict[str, As], world: dict[str, str]
+) -> None:
+    base = f"/memories/{world['memory']}"
+    a_scope = Scope(memory_id=world["memory"], actor_id="a")
+    before = stores.journal.head(a_scope)
+    found = callers["reader"](
+        "POST", f"{base}/retrieve", {"searchCriteria": {"searchQuery": "locker", "topK": 10}}
+    )
+    listed = callers["reader"]("POST", f"{base}/memoryRecords", {"namespace": "/"})
+    for reply in (found, listed):
+        texts = [r["content"]["text"] for r in reply.body["memoryRecordSummaries"]]
+        assert texts == ["b's locker note"]
+    # a's scope was searched for records under /notes/b/, gave none, and keeps no trace of
+    # the reader's query.
+    assert stores.journal.head(a_scope) == before
+    refused = callers["reader"]("POST", f"{base}/actor/b/sessions", {})
+    assert refused.status == 403  # a namespace grant reaches records only, never events

@@ -139,7 +139,10 @@ def _search(
     for actor in actors_under(ctx, memory, prefix):
         scope = scope_of(memory, actor)
         where = _principal_filter(ctx, actor, wanted)
-        searched.append(scope)
+        if ctx.principal is None or ctx.principal.may_touch_actor(actor):
+            # Journaled even when it contributes nothing; another actor's scope, searched only
+            # for records under a granted namespace, is journaled only if it contributes.
+            searched.append(scope)
         search = index.search(
             scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now, where=where
         )
