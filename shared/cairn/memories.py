@@ -56,6 +56,9 @@ class StrategyKind(StrEnum):
     SUMMARY = "summary"
     USER_PREFERENCE = "user_preference"
     CUSTOM = "custom"
+    # Episodes (one per extracted segment of a session) and reflections across them
+    # (``cairn.extract.episodes``, ``cairn.extract.reflections``).
+    EPISODIC = "episodic"
 
 
 class MemoryStatus(StrEnum):
@@ -139,8 +142,30 @@ class StrategyConfig(Frozen):
     # Records this strategy extracts expire that many days after extraction (AgentCore's
     # ``recordExpirySpecification`` on a strategy).
     record_expiry_days: ExpiryDays | None = None
+    # An episodic strategy's reflections go here: the episodic template itself or a prefix of
+    # it at a segment boundary, with ``{actorId}`` (``reflection_template_problem``).
+    reflection_template: NamespaceTemplate | None = None
     created_at: UtcDatetime
     updated_at: UtcDatetime
+
+    @model_validator(mode="after")
+    def _reflections_only_for_episodes(self) -> Self:
+        if self.kind is StrategyKind.EPISODIC and self.reflection_template is None:
+            raise ValueError("an episodic strategy needs a reflection namespace template")
+        if self.kind is not StrategyKind.EPISODIC and self.reflection_template is not None:
+            raise ValueError("only an episodic strategy has a reflection namespace template")
+        if self.reflection_template is not None:
+            problem = reflection_template_problem(self.namespace_template, self.reflection_template)
+            if problem is not None:
+                raise ValueError(problem)
+        return self
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """Every template this strategy files records under (episodes, then reflections)."""
+        if self.reflection_template is None or self.reflection_template == self.namespace_template:
+            return (self.namespace_template,)
+        return (self.namespace_template, self.reflection_template)
 
     @property
     def extracts_as(self) -> StrategyKind:
@@ -208,6 +233,27 @@ class MemoryConfig(Frozen):
         """This configuration with ``changes``, the next revision, updated at ``now``."""
         values = {**self.model_dump(), **changes, "revision": self.revision + 1, "updated_at": now}
         return MemoryConfig.model_validate(values)
+
+
+def reflection_template_problem(episodes: str, reflections: str) -> str | None:
+    """Why ``reflections`` cannot hold the reflections on episodes filed under ``episodes``,
+    else ``None``. It must name the actor (cairn keeps each actor's memory apart, so erasing
+    an actor reaches every reflection on their episodes) and be ``episodes`` or a prefix of it
+    ending at a ``/`` (the service's "less nested than the episodic namespaces"): the episodes
+    a reflection reads are those under its namespace."""
+    if "{actorId}" not in reflections:
+        return (
+            "the reflection namespace template must contain {actorId}: cairn reflects within "
+            "one actor's episodes, so that erasing an actor erases every reflection on them"
+        )
+    stem, wanted = reflections.rstrip("/"), episodes.rstrip("/")
+    if not (wanted == stem or wanted.startswith(stem + "/")):
+        return (
+            f"the reflection namespace template {reflections!r} must be the episodic template "
+            f"{episodes!r} or a prefix of it ending at a '/' (less nested), so that the "
+            "episodes a reflection draws on lie under it"
+        )
+    return None
 
 
 def template_variables(template: str) -> list[str]:

@@ -11,8 +11,8 @@ so the mapping is resolved segment by segment, never by string prefix:
   reserved actor ``cairn:shared``;
 - a read prefix that stops inside an actor id (``/facts/u1/`` against actor ``u1/x``) names
   another actor and never reads that one (``prefix_reads_actor``);
-- a namespace that lies under another actor's whole namespace is refused at write time
-  (``refuse_nested_namespace``): with a template that puts segments after ``{actorId}``
+- a namespace that lies under (or is) another actor's whole namespace is refused at write
+  time (``refuse_nested_namespace``): with a template that puts segments after ``{actorId}``
   (``/mem/{actorId}/facts/``), actor ``u1/facts``'s ``/mem/u1/facts/facts/`` would be read by
   every read of actor ``u1``'s ``/mem/u1/facts/``, so ``u1/facts`` may not file there.
 
@@ -95,18 +95,25 @@ def _template_regex(
     return re.compile("".join(parts))
 
 
+def _templates(memory: MemoryConfig) -> list[tuple[StrategyConfig, str]]:
+    return [(strategy, t) for strategy in memory.strategies for t in strategy.templates]
+
+
 def _tried(memory: MemoryConfig, strategy_id: str | None) -> tuple[StrategyConfig, ...]:
     named = memory.strategy(strategy_id) if strategy_id else None
     return (named,) if named else memory.strategies
 
 
-def _readings(strategy: StrategyConfig, namespace: str) -> set[str]:
+def _readings(strategy: StrategyConfig, namespace: str, template: str | None = None) -> set[str]:
+    """The actors ``namespace`` names through ``template`` (every template of the strategy,
+    an episodic strategy's reflection template included, when ``None``)."""
     found: set[str] = set()
-    for greedy in (True, False):
-        pattern = _template_regex(strategy.namespace_template, strategy.strategy_id, greedy=greedy)
-        match = pattern.fullmatch(_trimmed(namespace)) if pattern else None
-        if match is not None and len(match.group("actor")) <= MAX_ACTOR_CHARS:
-            found.add(match.group("actor"))
+    for filled in (template,) if template is not None else strategy.templates:
+        for greedy in (True, False):
+            pattern = _template_regex(filled, strategy.strategy_id, greedy=greedy)
+            match = pattern.fullmatch(_trimmed(namespace)) if pattern else None
+            if match is not None and len(match.group("actor")) <= MAX_ACTOR_CHARS:
+                found.add(match.group("actor"))
     return found
 
 
@@ -120,7 +127,12 @@ def actor_of(memory: MemoryConfig, namespace: str, strategy_id: str | None = Non
     """
     readings: dict[str, str] = {}
     for strategy in _tried(memory, strategy_id):
-        for actor in _readings(strategy, namespace):
+        # An episodic strategy's episode template is read before its reflection template: a
+        # namespace both fill is the episode actor's (the other is refused at write time).
+        found = next(
+            (r for t in strategy.templates if (r := _readings(strategy, namespace, t))), set()
+        )
+        for actor in found:
             readings.setdefault(actor, strategy.name)
     if len(readings) > 1:
         named = ", ".join(
@@ -156,8 +168,7 @@ def prefix_reads_actor(memory: MemoryConfig, prefix: str, actor_id: str) -> bool
     if not shorter:
         return True
     stem = _trimmed(prefix)
-    for strategy in memory.strategies:
-        template = strategy.namespace_template
+    for strategy, template in _templates(memory):
         if "{actorId}" not in template:
             continue
         head = template[: template.index("{actorId}")] + "{actorId}"
@@ -173,12 +184,14 @@ def refuse_nested_namespace(memory: MemoryConfig, namespace: str, actor_id: str)
     boundaries is another actor's whole namespace through a template with segments after
     ``{actorId}``: a read of that actor's namespace would return ``actor_id``'s records."""
     stem = _trimmed(namespace)
-    for cut in [i for i, char in enumerate(stem) if char == "/" and i > 0]:
+    # Every shorter namespace at a segment boundary, and the namespace itself: another
+    # template's tail may spell it whole (an episode namespace read as a reflection's).
+    for cut in [i for i, char in enumerate(stem) if char == "/" and i > 0] + [len(stem)]:
         above = stem[:cut]
-        for strategy in memory.strategies:
-            if _trimmed(strategy.namespace_template).endswith("{actorId}"):
+        for strategy, template in _templates(memory):
+            if _trimmed(template).endswith("{actorId}"):
                 continue  # a prefix ending at an actor id reads none of a longer id's records
-            for other in _readings(strategy, above) - {actor_id}:
+            for other in _readings(strategy, above, template) - {actor_id}:
                 raise AmbiguousNamespaceError(
                     f"namespace {namespace!r} of actor {actor_id!r} lies under {above + '/'!r}, "
                     f"the whole namespace of actor {other!r} (strategy {strategy.name}), so "
@@ -192,8 +205,7 @@ def refuse_nested_actor(memory: MemoryConfig, actor_id: str, session_id: str) ->
     """``refuse_nested_namespace`` for every namespace the memory's templates would file this
     actor's session in (templates with variables extraction cannot fill are skipped: it
     refuses those itself)."""
-    for strategy in memory.strategies:
-        template = strategy.namespace_template
+    for strategy, template in _templates(memory):
         if "{actorId}" not in template:
             continue
         values = {

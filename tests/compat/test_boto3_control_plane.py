@@ -210,6 +210,19 @@ def test_update_adds_modifies_and_deletes_strategies(control_plane: Any) -> None
         },
         {"semanticMemoryStrategy": {"name": "bad", "namespaceTemplates": ["/facts/{userId}/"]}},
         {"episodicMemoryStrategy": {"name": "episodes"}},
+        {
+            "episodicMemoryStrategy": {
+                "name": "episodes",
+                "namespaceTemplates": ["/episodes/{actorId}/{sessionId}/"],
+                "reflectionConfiguration": {"namespaceTemplates": ["/reflections/{actorId}/"]},
+            }
+        },
+        {
+            "episodicMemoryStrategy": {
+                "name": "episodes",
+                "reflectionConfiguration": {"namespaceTemplates": ["/strategies/"]},
+            }
+        },
         {"semanticMemoryStrategy": {"name": "bad-name"}},
     ],
     ids=[
@@ -217,7 +230,9 @@ def test_update_adds_modifies_and_deletes_strategies(control_plane: Any) -> None
         "tokens>500000",
         "idle>3000",
         "unknown-variable",
-        "episodic",
+        "episodic-without-reflections",
+        "reflections-not-under-episodes",
+        "reflections-without-actor",
         "name-pattern",
     ],
 )

@@ -16,6 +16,7 @@ from cairn.namespace_actors import (
     AmbiguousNamespaceError,
     actor_of,
     prefix_reads_actor,
+    refuse_nested_namespace,
     refuse_reserved_actor,
 )
 
@@ -141,3 +142,36 @@ def test_a_prefix_that_stops_inside_an_actor_id_never_reads_that_actor(
     config = memory("/facts/{actorId}/", "/summaries/{actorId}/{sessionId}/")
 
     assert prefix_reads_actor(config, prefix, actor) is reads
+
+
+def test_an_episodic_strategy_s_reflection_namespace_names_its_actor() -> None:
+    episodic = StrategyConfig(
+        strategy_id="ep-AbCdEf0000",
+        name="ep",
+        kind=StrategyKind.EPISODIC,
+        namespace_template="/episodes/{actorId}/sessions/{sessionId}/",
+        reflection_template="/episodes/{actorId}/",
+        created_at=T0,
+        updated_at=T0,
+    )
+    config = memory().model_copy(update={"strategies": (episodic,)})
+
+    assert actor_of(config, "/episodes/user/a1/sessions/s-1/") == "user/a1"
+    assert actor_of(config, "/episodes/user/a1/") == "user/a1"
+
+
+def test_an_actor_whose_reflections_would_sit_in_another_s_episode_namespace_is_refused() -> None:
+    episodic = StrategyConfig(
+        strategy_id="ep-AbCdEf0000",
+        name="ep",
+        kind=StrategyKind.EPISODIC,
+        namespace_template="/episodes/{actorId}/sessions/{sessionId}/",
+        reflection_template="/episodes/{actorId}/",
+        created_at=T0,
+        updated_at=T0,
+    )
+    config = memory().model_copy(update={"strategies": (episodic,)})
+
+    refuse_nested_namespace(config, "/episodes/a1/sessions/s-1/", "a1")  # a1's own episodes
+    with pytest.raises(AmbiguousNamespaceError, match="'a1'"):
+        refuse_nested_namespace(config, "/episodes/a1/sessions/s-1/", "a1/sessions/s-1")

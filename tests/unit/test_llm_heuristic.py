@@ -15,6 +15,7 @@ from cairn.answers.extraction import (
 )
 from cairn.consolidate.prompts import CONSOLIDATION_SCHEMA
 from cairn.errors import ConfigurationError
+from cairn.extract.episodes import EPISODE_SCHEMA
 from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY
 from cairn.extract.prompts import (
     EXTRACTION_SCHEMA,
@@ -27,6 +28,7 @@ from cairn.extract.prompts import (
     extraction_request,
     formation_request,
 )
+from cairn.extract.reflections import REFLECTION_SCHEMA
 from cairn.history.prompts import ROLLUP_SCHEMA_NAME
 from cairn.llm.heuristic import HeuristicModel, Responder
 from cairn.local import offline_model
@@ -180,6 +182,8 @@ def test_the_offline_model_answers_extraction_formation_consolidation_and_rollup
     assert offline_model().schemas == {
         EXTRACTION_SCHEMA,
         FORMATION_SCHEMA,
+        EPISODE_SCHEMA,
+        REFLECTION_SCHEMA,
         CONSOLIDATION_SCHEMA,
         ROLLUP_SCHEMA_NAME,
     }

@@ -258,14 +258,26 @@ ROWS: tuple[Row, ...] = (
         "CreateMemory",
         "memoryStrategies.customMemoryStrategy.configuration.episodicOverride",
         N,
-        "refused: cairn has no episodic extraction",
+        "refused: cairn extracts the built-in episodic strategy only; overriding its three "
+        "prompts (extraction, consolidation, reflection) is not built",
     ),
     Row(
         "CreateMemory",
         "memoryStrategies.episodicMemoryStrategy",
-        N,
-        "refused: cairn has no episodic extraction (episodes, reflections across episodes); a "
-        "memory accepted with one would file nothing for it",
+        S,
+        "an episode (situation, intent, actions, outcome) per extracted segment of a session, "
+        "under the strategy's template (default .../sessions/{sessionId}/); returned by "
+        "GetMemory with type EPISODIC (docs/extraction.md)",
+    ),
+    Row(
+        "CreateMemory",
+        "memoryStrategies.episodicMemoryStrategy.reflectionConfiguration",
+        D,
+        "required, as the service requires it; reflections across the actor's episodes after "
+        "each new episode once two are filed; the template must contain {actorId} (cairn "
+        "reflects within one actor, so erasing an actor erases them) and be the episodic "
+        "template or a prefix of it; returned as configuration.reflection."
+        "episodicReflectionConfiguration; changed with UpdateMemory's modify",
     ),
     Row(
         "CreateMemory",

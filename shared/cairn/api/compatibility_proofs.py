@@ -19,6 +19,7 @@ _EXTRACTION = "tests/unit/test_api_extraction.py::"
 _SDK = "tests/compat/test_agentcore_sdk.py::"
 _ISOLATION = "tests/compat/test_actor_isolation.py::"
 _RECORD_FIELDS = "tests/compat/test_boto3_record_fields.py::"
+_EPISODIC = "tests/compat/test_boto3_episodic.py::"
 _REFUSED = _FIELDS + "test_a_refused_field_is_a_validation_error_naming_it_and_creates_nothing"
 _EXTRACTED = _SDK + "test_the_sdk_reference_conversation_is_extracted_at_once_by_the_offline_rules"
 
@@ -105,8 +106,10 @@ PROOFS: dict[tuple[str, str], str | None] = {
         "CreateMemory",
         "memoryStrategies.customMemoryStrategy.configuration.episodicOverride",
     ): _REFUSED,
-    ("CreateMemory", "memoryStrategies.episodicMemoryStrategy"): _CONTROL
-    + "test_out_of_range_strategies_are_refused_and_nothing_is_created",
+    ("CreateMemory", "memoryStrategies.episodicMemoryStrategy"): _EPISODIC
+    + "test_turns_posted_with_boto3_become_episodes_and_a_reflection_read_back_with_boto3",
+    ("CreateMemory", "memoryStrategies.episodicMemoryStrategy.reflectionConfiguration"): _EPISODIC
+    + "test_an_episodic_strategy_is_created_returned_and_modified_as_botocore_models_it",
     ("CreateMemory", "memoryStrategies.semanticMemoryStrategy.memoryRecordSchema"): _REFUSED,
     (
         "CreateMemory",

@@ -58,6 +58,7 @@ _CATEGORY = {
     StrategyKind.SUMMARY: "summary",
     StrategyKind.USER_PREFERENCE: "preference",
     StrategyKind.CUSTOM: "fact",
+    StrategyKind.EPISODIC: "episode",
 }
 
 

@@ -5,7 +5,9 @@ own extractor's business and are skipped), forms the candidates against the name
 nearest live records and applies the changes: one atomic ``apply`` per namespace, checked
 against the head versions formation saw (re-planned once on a conflict).
 
-At most once per rollout id. Every record extraction writes or confirms cites
+An episodic strategy files episodes (``cairn.extract.episodes``); a pass of reflections across
+the actor's episodes follows each new one (``cairn.extract.reflections``). At most once per
+rollout id. Every record extraction writes or confirms cites
 ``Source(kind=model, rollout_id=...)``, and sources are never removed, so a namespace whose
 heads cite the rollout already holds its changes: that namespace is skipped without a model
 call. A duplicate delivery therefore writes nothing, and one that crashed between namespaces
@@ -21,26 +23,19 @@ raises ``InvalidInputError`` first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from cairn.changes import (
-    MAX_CHANGES_PER_APPLY,
-    Change,
-    Create,
-    FoldIn,
-    NewRecord,
-    Revise,
-    Supersede,
-)
 from cairn.erasure_fence import place_fenced
 from cairn.errors import InvalidInputError
+from cairn.extract.counting import capped, change_counts
+from cairn.extract.episodes import extract_strategy
 from cairn.extract.extraction_policy import DEFAULT_EXTRACTION_POLICY, ExtractionPolicy
 from cairn.extract.formation.apply import Formed, apply_formed, form_namespace
 from cairn.extract.formation.neighbours import read_namespace
-from cairn.extract.strategies import StrategyExtraction, extract_candidates, resolve_namespace
+from cairn.extract.reflections import reflect_on_new_episodes, reflection_namespace
+from cairn.extract.strategies import StrategyExtraction, resolve_namespace
 from cairn.memories import MemoryConfig, StrategyConfig
 from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
@@ -61,6 +56,9 @@ class ExtractionCounts(Frozen):
     already_applied: int = 0
     # Candidates beyond one apply's 16 changes when strategies share a namespace.
     dropped: int = 0
+    # Reflections written, and reflection answers refused twice (the next episode retries).
+    reflections: int = 0
+    reflections_refused: int = 0
 
 
 Status = Literal["applied", "already_applied", "invalid_output"]
@@ -171,7 +169,13 @@ def extract_rollout(
             place_fenced(stores, scope, [*run.written, *run.already], erasures)
             return run.outcome(applied.reason)
         if applied.written:
-            run.count(**_change_counts(applied.formed.changes))
+            run.count(**change_counts(applied.formed.changes))
+    reflected = reflect_on_new_episodes(
+        scope, memory, payload, run.written, stores.records, model, embedder, policy, erasures
+    )
+    run.written.extend(reflected.written)
+    run.usage += reflected.usage
+    run.count(reflections=len(reflected.written), reflections_refused=int(bool(reflected.reason)))
     place_fenced(stores, scope, [*run.written, *run.already], erasures)
     return run.outcome()
 
@@ -196,7 +200,7 @@ def _plan_group(
     run.usage += sum((e.usage for e in extracted), NO_USAGE)
     if failure is not None:
         return failure
-    candidates, dropped = _capped(extracted)
+    candidates, dropped = capped(extracted)
     run.count(candidates=len(candidates), dropped=dropped)
     if not candidates:
         return None
@@ -229,14 +233,16 @@ def _groups(payload: RolloutPayload, memory: MemoryConfig) -> list[_Group]:
     """The strategies to run, by namespace, in the memory's order; every template resolved
     (and refused if it cannot be) before any model is called."""
     wanted = set(payload.strategy_ids)
+    actor, session = payload.actor_id, payload.session_id
     by_namespace: dict[str, list[StrategyConfig]] = {}
     for strategy in memory.strategies:
         if strategy.strategy_id not in wanted or strategy.self_managed is not None:
             continue
-        namespace = resolve_namespace(
-            strategy, actor_id=payload.actor_id, session_id=payload.session_id
-        )
-        refuse_nested_namespace(memory, namespace, payload.actor_id)
+        namespace = resolve_namespace(strategy, actor_id=actor, session_id=session)
+        refuse_nested_namespace(memory, namespace, actor)
+        if strategy.reflection_template is not None:
+            where = reflection_namespace(strategy, actor_id=actor, session_id=session)
+            refuse_nested_namespace(memory, where, actor)
         by_namespace.setdefault(namespace, []).append(strategy)
     return [_Group(namespace, tuple(found)) for namespace, found in by_namespace.items()]
 
@@ -251,7 +257,7 @@ def _extract(
     """Each strategy's candidates; stops at the first answer refused twice, with its reason."""
     extracted: list[StrategyExtraction] = []
     for strategy in group.strategies:
-        found = extract_candidates(
+        found = extract_strategy(
             model,
             payload,
             strategy,
@@ -264,22 +270,3 @@ def _extract(
             kind = strategy.kind.value
             return extracted, f"strategy {strategy.strategy_id} ({kind}): {found.reason}"
     return extracted, None
-
-
-def _capped(extracted: Sequence[StrategyExtraction]) -> tuple[list[NewRecord], int]:
-    """The candidates of strategies sharing a namespace, fairly shared so that their changes fit
-    one atomic apply (one change per candidate); how many were dropped to fit."""
-    share = max(1, MAX_CHANGES_PER_APPLY // max(1, len(extracted)))
-    found = [list(e.candidates or ())[:share] for e in extracted]
-    kept = [candidate for group in found for candidate in group][:MAX_CHANGES_PER_APPLY]
-    return kept, sum(len(e.candidates or ()) for e in extracted) - len(kept)
-
-
-def _change_counts(changes: Sequence[Change]) -> dict[str, int]:
-    kinds = [type(change) for change in changes]
-    return {
-        "created": kinds.count(Create),
-        "merged": kinds.count(Revise),
-        "superseded": kinds.count(Supersede),
-        "folded_in": kinds.count(FoldIn),
-    }

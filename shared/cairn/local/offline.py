@@ -2,7 +2,8 @@
 
 ``offline_model()`` is what the embedded system, ``cairn serve`` and ``cairn demo`` use when no
 model is configured: ``cairn.llm.heuristic.HeuristicModel`` with extraction's and formation's
-responders (``cairn.extract.offline_rules``), consolidation's
+responders (``cairn.extract.offline_rules``), the episodic strategy's
+(``cairn.extract.offline_episodes``), consolidation's
 (``cairn.consolidate.offline_rules``) and the history rollup's
 (``cairn.history.offline_rules``). No model, no download, no network.
 """
@@ -10,6 +11,7 @@ responders (``cairn.extract.offline_rules``), consolidation's
 from __future__ import annotations
 
 from cairn.consolidate.offline_rules import CONSOLIDATION_RESPONDERS
+from cairn.extract.offline_episodes import EPISODIC_RESPONDERS
 from cairn.extract.offline_rules import EXTRACTION_RESPONDERS
 from cairn.history.offline_rules import ROLLUP_RESPONDERS
 from cairn.llm.heuristic import HeuristicModel
@@ -19,5 +21,10 @@ def offline_model() -> HeuristicModel:
     """The offline heuristic provider answering extraction, formation, consolidation and the
     history rollup."""
     return HeuristicModel(
-        {**EXTRACTION_RESPONDERS, **CONSOLIDATION_RESPONDERS, **ROLLUP_RESPONDERS}
+        {
+            **EXTRACTION_RESPONDERS,
+            **EPISODIC_RESPONDERS,
+            **CONSOLIDATION_RESPONDERS,
+            **ROLLUP_RESPONDERS,
+        }
     )

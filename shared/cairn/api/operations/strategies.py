@@ -5,10 +5,12 @@ Supported: ``semanticMemoryStrategy``, ``summaryMemoryStrategy``,
 ``selfManagedConfiguration``, a built-in strategy's override (``semanticOverride``,
 ``summaryOverride``, ``userPreferenceOverride``: extracted as that strategy with the
 ``appendToPrompt`` added to its instructions; for a summary, whose text cairn writes in
-extraction, the consolidation prompt is the one added), or no configuration. The model ids
+extraction, the consolidation prompt is the one added), or no configuration; and
+``episodicMemoryStrategy``, whose ``reflectionConfiguration`` names where its reflections go
+(returned as ``configuration.reflection.episodicReflectionConfiguration``). The model ids
 are kept and returned, not called: a deployment has one model provider. Refused, naming the
-field, because cairn would store them without acting on them: episodic strategies and
-``episodicOverride``, and ``memoryRecordSchema``. A strategy's ``recordExpirySpecification``
+field, because cairn would store them without acting on them: ``episodicOverride`` and
+``memoryRecordSchema``. A strategy's ``recordExpirySpecification``
 makes the records it extracts expire.
 """
 
@@ -30,6 +32,7 @@ from cairn.memories import (
     StrategyKind,
     TriggerConditions,
     new_resource_id,
+    reflection_template_problem,
     template_variables,
 )
 
@@ -38,12 +41,14 @@ _KINDS = {
     "summaryMemoryStrategy": StrategyKind.SUMMARY,
     "userPreferenceMemoryStrategy": StrategyKind.USER_PREFERENCE,
     "customMemoryStrategy": StrategyKind.CUSTOM,
+    "episodicMemoryStrategy": StrategyKind.EPISODIC,
 }
 _WIRE_TYPES = {
     StrategyKind.SEMANTIC: "SEMANTIC",
     StrategyKind.SUMMARY: "SUMMARIZATION",
     StrategyKind.USER_PREFERENCE: "USER_PREFERENCE",
     StrategyKind.CUSTOM: "CUSTOM",
+    StrategyKind.EPISODIC: "EPISODIC",
 }
 # The AgentCore SDK's defaults (bedrock_agentcore.memory.constants.DEFAULT_NAMESPACES).
 _DEFAULT_TEMPLATES = {
@@ -51,7 +56,10 @@ _DEFAULT_TEMPLATES = {
     StrategyKind.USER_PREFERENCE: "/strategies/{memoryStrategyId}/actors/{actorId}/",
     StrategyKind.SUMMARY: "/strategies/{memoryStrategyId}/actors/{actorId}/sessions/{sessionId}/",
     StrategyKind.CUSTOM: "/strategies/{memoryStrategyId}/actors/{actorId}/",
+    StrategyKind.EPISODIC: "/strategies/{memoryStrategyId}/actors/{actorId}/sessions/{sessionId}/",
 }
+_SCHEMA_WHY = "extraction does not fill typed metadata fields"
+_EPISODIC_OVERRIDE_WHY = "cairn extracts the built-in episodicMemoryStrategy; no prompt override"
 
 
 def unsupported(field: str, why: str) -> ApiError:
@@ -130,7 +138,7 @@ def _custom_configuration(spec: dict[str, Any], field: str) -> _Custom:
     if configuration is None:
         return _Custom()
     where = f"{field}.configuration"
-    refuse(configuration, where, {"episodicOverride": "cairn has no episodic extraction"})
+    refuse(configuration, where, {"episodicOverride": _EPISODIC_OVERRIDE_WHY})
     given = [k for k, v in configuration.items() if v is not None]
     if len(given) != 1:
         raise ApiError.validation(
@@ -147,6 +155,28 @@ def _custom_configuration(spec: dict[str, Any], field: str) -> _Custom:
             configuration["selfManagedConfiguration"], f"{where}.selfManagedConfiguration"
         )
     )
+
+
+def reflection_template_from_wire(
+    spec: dict[str, Any] | None, field: str, episodes: str, keys: tuple[NamespaceKey, ...]
+) -> str:
+    """The reflection namespace template an episodic strategy's ``reflectionConfiguration``
+    (``EpisodicReflectionConfigurationInput``) gives: required, as the service requires it,
+    and checked against the episodic template (``reflection_template_problem``)."""
+    spec = spec or {}
+    refuse(spec, field, {"memoryRecordSchema": _SCHEMA_WHY})
+    template = template_of(spec, field, StrategyKind.EPISODIC, keys)
+    if template is None:
+        raise ApiError.validation(
+            f"{field}.namespaceTemplates is required for an episodic strategy: give the "
+            "namespace template its reflections go to, e.g. "
+            "/strategies/{memoryStrategyId}/actors/{actorId}/",
+            field=f"{field}.namespaceTemplates",
+        )
+    problem = reflection_template_problem(episodes, template)
+    if problem is not None:
+        raise ApiError.validation(f"{field}.namespaceTemplates: {problem}", field=field)
+    return template
 
 
 def expiry_days_from_wire(spec: dict[str, Any] | None, field: str) -> int | None:
@@ -167,24 +197,24 @@ def strategy_from_wire(
     item: dict[str, Any], field: str, now: datetime, keys: tuple[NamespaceKey, ...]
 ) -> StrategyConfig:
     """The strategy one validated ``MemoryStrategyInput`` union item describes."""
-    refuse(item, field, {"episodicMemoryStrategy": "cairn has no episodic extraction"})
     ((wire_kind, spec),) = [(k, v) for k, v in item.items() if k in _KINDS and v is not None]
     inner = f"{field}.{wire_kind}"
     kind = _KINDS[wire_kind]
-    refuse(
-        spec,
-        inner,
-        {
-            "memoryRecordSchema": "extraction does not fill typed metadata fields",
-        },
-    )
+    refuse(spec, inner, {"memoryRecordSchema": _SCHEMA_WHY})
     custom = _custom_configuration(spec, inner) if kind is StrategyKind.CUSTOM else _Custom()
+    template = template_of(spec, inner, kind, keys) or _DEFAULT_TEMPLATES[kind]
+    reflections = None
+    if kind is StrategyKind.EPISODIC:
+        reflections = reflection_template_from_wire(
+            spec.get("reflectionConfiguration"), f"{inner}.reflectionConfiguration", template, keys
+        )
     return StrategyConfig(
         strategy_id=new_resource_id(spec["name"]),
         name=spec["name"],
         description=spec.get("description"),
         kind=kind,
-        namespace_template=template_of(spec, inner, kind, keys) or _DEFAULT_TEMPLATES[kind],
+        namespace_template=template,
+        reflection_template=reflections,
         self_managed=custom.self_managed,
         extraction_prompt=custom.extraction_prompt,
         override=custom.override,
@@ -238,6 +268,10 @@ def strategy_to_wire(strategy: StrategyConfig) -> dict[str, Any]:
         }
     if strategy.override is not None:
         wire["configuration"] = override_to_wire(strategy)
+    if strategy.reflection_template is not None:
+        templates = [strategy.reflection_template]
+        reflection = {"namespaces": templates, "namespaceTemplates": templates}
+        wire["configuration"] = {"reflection": {"episodicReflectionConfiguration": reflection}}
     if strategy.record_expiry_days is not None:
         wire["recordExpiryDurationDays"] = strategy.record_expiry_days
     return wire

@@ -13,13 +13,21 @@ from typing import Any
 from cairn.api.errors import ApiError
 from cairn.api.operations.strategies import (
     namespace_keys_from_wire,
+    reflection_template_from_wire,
     refuse,
     self_managed_from_wire,
     strategy_from_wire,
     template_of,
     triggers_from_wire,
 )
-from cairn.memories import IndexedKey, MemoryConfig, NamespaceKey, SelfManagedConfig, StrategyConfig
+from cairn.memories import (
+    IndexedKey,
+    MemoryConfig,
+    NamespaceKey,
+    SelfManagedConfig,
+    StrategyConfig,
+    StrategyKind,
+)
 
 _WHY_OVERRIDES = "an override is changed by deleting the strategy and adding it again"
 
@@ -68,9 +76,20 @@ def _modified(
     template = template_of(change, field, strategy.kind, keys)
     if template is not None:
         values["namespace_template"] = template
-    configuration = change.get("configuration") or {}
+    configuration = dict(change.get("configuration") or {})
+    reflection = configuration.pop("reflection", None) or {}
+    episodic = reflection.get("episodicReflectionConfiguration")
+    if strategy.kind is StrategyKind.EPISODIC and (episodic is not None or template is not None):
+        where = f"{field}.configuration.reflection.episodicReflectionConfiguration"
+        values["reflection_template"] = reflection_template_from_wire(
+            episodic or {"namespaceTemplates": [strategy.reflection_template]},
+            where,
+            values["namespace_template"],
+            keys,
+        )
+        reflection = {k: v for k, v in reflection.items() if k != "episodicReflectionConfiguration"}
     refuse(
-        configuration,
+        {**configuration, "reflection": reflection or None},
         f"{field}.configuration",
         {
             "extraction": _WHY_OVERRIDES,

@@ -59,6 +59,9 @@ def form_namespace(
     live = state.live
     near = nearest(embedded, live, scope=scope, records=records, embedder=embedder, policy=policy)
     near = _with_session_summary(embedded, near, state)
+    # An episode is what happened once: filed as it is, never judged against another.
+    episodic = StrategyKind.EPISODIC.value
+    near = [[] if c.strategy == episodic else n for c, n in zip(embedded, near, strict=True)]
     judge = ModelJudge(model, policy)
     try:
         changes = plan_formation(embedded, near, judge, policy)
