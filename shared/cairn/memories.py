@@ -18,6 +18,7 @@ from typing import Annotated, Literal, Self
 from pydantic import AfterValidator, Field, model_validator
 
 from cairn.models import Frozen, MemoryId, UtcDatetime
+from cairn.record_schemas import RecordSchema
 
 MEMORY_NAME_PATTERN = r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$"
 RESOURCE_ID_PATTERN = r"^[a-zA-Z][a-zA-Z0-9\-_]{0,99}-[a-zA-Z0-9]{10}$"
@@ -145,6 +146,8 @@ class StrategyConfig(Frozen):
     # An episodic strategy's reflections go here: the episodic template itself or a prefix of
     # it at a segment boundary, with ``{actorId}`` (``reflection_template_problem``).
     reflection_template: NamespaceTemplate | None = None
+    # The typed metadata its records carry (AgentCore's ``memoryRecordSchema``).
+    record_schema: RecordSchema | None = None
     created_at: UtcDatetime
     updated_at: UtcDatetime
 

@@ -23,6 +23,7 @@ STREAM = {
     ]
 }
 OVERRIDE = {"appendToPrompt": "Only facts about food.", "modelId": "some-model"}
+STRICTLY_CONSISTENT = {"key": "tenant", "type": "STRING", "extractionType": "STRICTLY_CONSISTENT"}
 
 
 def _semantic(**extra: Any) -> dict[str, Any]:
@@ -49,7 +50,7 @@ REFUSED: dict[str, tuple[str, dict[str, Any]]] = {
         "memoryRecordSchema",
         {
             "memoryStrategies": [
-                _semantic(memoryRecordSchema={"metadataSchema": [{"key": "k", "type": "STRING"}]})
+                _semantic(memoryRecordSchema={"metadataSchema": [STRICTLY_CONSISTENT]})
             ],
         },
     ),
@@ -129,3 +130,30 @@ def test_a_strategy_s_record_expiry_is_kept_and_returned(control_plane: Any) -> 
 
     (shown,) = control_plane.get_memory(memoryId=memory["id"])["memory"]["strategies"]
     assert shown["recordExpiryDurationDays"] == 40
+
+
+def test_a_record_schema_is_returned_as_given_through_boto3(control_plane: Any) -> None:
+    schema = {
+        "metadataSchema": [
+            {"key": "channel", "type": "STRING"},
+            {
+                "key": "priority",
+                "type": "STRING",
+                "extractionType": "LLM_INFERRED",
+                "extractionConfig": {
+                    "llmExtractionConfig": {
+                        "definition": "How urgent the request is",
+                        "validation": {"stringValidation": {"allowedValues": ["high", "low"]}},
+                    }
+                },
+            },
+        ]
+    }
+    created = control_plane.create_memory(
+        name=unique_name(),
+        eventExpiryDuration=7,
+        memoryStrategies=[_semantic(memoryRecordSchema=schema)],
+    )["memory"]
+
+    (strategy,) = control_plane.get_memory(memoryId=created["id"])["memory"]["strategies"]
+    assert strategy["memoryRecordSchema"] == schema

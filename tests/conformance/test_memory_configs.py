@@ -9,6 +9,7 @@ import pytest
 from cairn.errors import ConflictError, MemoryNameTakenError, MemoryNotFoundError
 from cairn.memories import PromptOverride, StrategyConfig, StrategyKind
 from cairn.ports import Stores
+from cairn.record_schemas import FieldValidation, MetadataField, RecordSchema
 from tests.conformance.api_state import T0, memory, require_memories
 
 
@@ -41,6 +42,39 @@ def test_a_strategy_with_a_prompt_override_round_trips_exactly(
         updated_at=T0,
     )
     given = memory(strategies=(override,))
+
+    memories.create(given)
+
+    assert memories.get(given.memory_id) == given
+
+
+def test_an_episodic_strategy_and_a_record_schema_round_trip_exactly(
+    stores: Stores, backend_name: str
+) -> None:
+    memories = require_memories(stores, backend_name)
+    episodic = StrategyConfig(
+        strategy_id="journeys-AbCdEf1234",
+        name="journeys",
+        kind=StrategyKind.EPISODIC,
+        namespace_template="/journeys/{actorId}/{sessionId}/",
+        reflection_template="/journeys/{actorId}/",
+        created_at=T0,
+        updated_at=T0,
+    )
+    rating = MetadataField(
+        key="stars",
+        type="NUMBER",
+        definition="The rating the user gave",
+        validation=FieldValidation(kind="numberValidation", min_value=1.0, max_value=5.0),
+    )
+    facts = (
+        memory()
+        .strategies[0]
+        .model_copy(
+            update={"record_schema": RecordSchema(fields=(rating, MetadataField(key="channel")))}
+        )
+    )
+    given = memory(strategies=(facts, episodic))
 
     memories.create(given)
 

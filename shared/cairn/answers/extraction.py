@@ -23,6 +23,8 @@ MAX_EVIDENCE = 32
 MAX_CANDIDATES = 16
 
 Alias = Annotated[int, Field(ge=1, le=9999)]
+MetadataKey = Annotated[str, Field(min_length=1, max_length=128)]
+MetadataAnswer = float | Annotated[str, Field(max_length=256)] | list[str]
 ShortLabel = Annotated[str, Field(min_length=1, max_length=64)]
 CategorySlug = Annotated[str, Field(min_length=1, max_length=64, pattern=SLUG_PATTERN)]
 
@@ -50,6 +52,9 @@ class CandidateAnswer(Frozen):
     tags: tuple[ShortLabel, ...] = Field(default=(), max_length=MAX_LABELS)
     entities: tuple[ShortLabel, ...] = Field(default=(), max_length=MAX_LABELS)
     evidence: tuple[Alias, ...] = Field(min_length=1, max_length=MAX_EVIDENCE)
+    # Values for the strategy's typed metadata fields ("metadata_fields" in the request);
+    # cairn keeps those of the right type within the field's validation.
+    metadata: dict[MetadataKey, MetadataAnswer] = Field(default_factory=dict, max_length=20)
 
 
 class SummaryCandidate(CandidateAnswer):

@@ -282,9 +282,15 @@ ROWS: tuple[Row, ...] = (
     Row(
         "CreateMemory",
         "memoryStrategies.semanticMemoryStrategy.memoryRecordSchema",
-        N,
-        "refused (any strategy): extraction does not fill typed metadata fields; typed "
-        "metadata written with BatchCreate/UpdateMemoryRecords is kept and filterable",
+        D,
+        "semantic, summary, user preference and custom strategies: returned by GetMemory as "
+        "given, replaced by UpdateMemory's modify; LLM_INFERRED fields are asked of the "
+        "extraction model with their definition and kept on the record only when of the "
+        "right type and within their validation (the offline heuristic fills none); records "
+        "written with BatchCreate/UpdateMemoryRecords naming the strategy must give declared "
+        "keys valid values; refused with a 400 naming what is wrong: STRICTLY_CONSISTENT (a "
+        "staged rollout does not carry its events' metadata), a validation of another type, "
+        "a key twice, minValue above maxValue, and any schema on an episodic strategy",
     ),
     Row(
         "CreateMemory",

@@ -34,9 +34,10 @@ from cairn.memories import (
     expiry_metadata,
 )
 from cairn.models import RecordVersion, Source, SourceKind
+from cairn.record_schemas import TYPED_METADATA_KEY
 
 STRATEGY_ID_KEY = "agentcore#memoryStrategyId"
-METADATA_KEY = "agentcore#metadata"
+METADATA_KEY = TYPED_METADATA_KEY
 EXPIRES_KEY = RECORD_EXPIRES_KEY
 EXPIRY_DAYS_KEY = RECORD_EXPIRY_DAYS_KEY
 RESERVED_KEYS = frozenset({STRATEGY_ID_KEY, METADATA_KEY, EXPIRES_KEY, EXPIRY_DAYS_KEY})

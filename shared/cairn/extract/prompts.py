@@ -74,11 +74,23 @@ the existing memories it may relate to ("related", by alias). Decide one action 
 Answer with one JSON document matching the schema: one decision per candidate, nothing else."""
 
 
-def extraction_system_prompt(kind: StrategyKind, appended: str | None = None) -> str:
+_METADATA_RULES = """\
+"metadata_fields" are typed fields the memory's owner wants on each memory: give each
+candidate a "metadata" object with a value for every field the messages support, of the
+field's type (a string, a number, or a list of strings) and within its allowed values and
+bounds, following its "definition" and "instruction". Leave out a field the messages do not
+support; never guess."""
+
+
+def extraction_system_prompt(
+    kind: StrategyKind, appended: str | None = None, *, metadata: bool = False
+) -> str:
     """The system prompt of one strategy; a custom strategy's own prompt is appended to the
-    fact-extraction instructions."""
+    fact-extraction instructions; ``metadata`` adds the typed-metadata rules."""
     focus = _FOCUS.get(kind, _FOCUS[StrategyKind.SEMANTIC])
     prompt = f"{_EXTRACTION_RULES}\n\n{focus}"
+    if metadata:
+        prompt += f"\n\n{_METADATA_RULES}"
     if appended:
         prompt += f"\n\nInstructions from the memory's owner:\n{appended}"
     return prompt
@@ -102,6 +114,19 @@ class ContextMessage(Frozen):
     text: str
 
 
+class MetadataFieldPrompt(Frozen):
+    """One typed metadata field the model is asked to fill (``cairn.record_schemas``)."""
+
+    key: str
+    type: str
+    definition: str
+    instruction: str | None = None
+    allowed_values: tuple[str, ...] | None = None
+    max_items: int | None = None
+    min_value: float | None = None
+    max_value: float | None = None
+
+
 class ExtractionInput(Frozen):
     """What one strategy's extraction call shows the model."""
 
@@ -110,6 +135,7 @@ class ExtractionInput(Frozen):
     messages: tuple[PromptMessage, ...] = Field(min_length=1)
     history: tuple[ContextMessage, ...] = ()
     summary_so_far: str | None = None
+    metadata_fields: tuple[MetadataFieldPrompt, ...] = ()
 
 
 class ExistingMemory(Frozen):
@@ -185,7 +211,9 @@ def extraction_request(
     """The bounded request of one strategy's extraction call."""
     fitted = fit_extraction_input(document, policy.max_prompt_bytes)
     return ModelRequest(
-        system=extraction_system_prompt(document.strategy, appended),
+        system=extraction_system_prompt(
+            document.strategy, appended, metadata=bool(document.metadata_fields)
+        ),
         messages=(ModelMessage(role="user", text=prompt_json(fitted, exclude_none=True)),),
         output=output,
         max_output_tokens=policy.max_output_tokens,

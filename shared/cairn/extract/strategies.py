@@ -30,6 +30,7 @@ from cairn.extract.prompts import (
     EXTRACTION_SCHEMA,
     ContextMessage,
     ExtractionInput,
+    MetadataFieldPrompt,
     PromptMessage,
     extraction_request,
 )
@@ -81,6 +82,24 @@ def resolve_namespace(strategy: StrategyConfig, *, actor_id: str, session_id: st
     return namespace
 
 
+def metadata_prompts(strategy: StrategyConfig) -> tuple[MetadataFieldPrompt, ...]:
+    """The typed fields of the strategy's record schema the model is asked to fill."""
+    schema = strategy.record_schema
+    return tuple(
+        MetadataFieldPrompt(
+            key=f.key,
+            type=f.type or "STRING",
+            definition=f.definition or "",
+            instruction=f.instruction,
+            allowed_values=f.validation.allowed_values if f.validation else None,
+            max_items=f.validation.max_items if f.validation else None,
+            min_value=f.validation.min_value if f.validation else None,
+            max_value=f.validation.max_value if f.validation else None,
+        )
+        for f in (schema.inferred if schema is not None else ())
+    )
+
+
 def answer_type(kind: StrategyKind) -> type[ExtractionAnswer] | type[SummaryAnswer]:
     return SummaryAnswer if kind is StrategyKind.SUMMARY else ExtractionAnswer
 
@@ -115,6 +134,7 @@ def extract_candidates(
         ),
         history=tuple(ContextMessage(role=m.role, text=m.text) for m in payload.history),
         summary_so_far=summary_so_far if strategy.extracts_as is StrategyKind.SUMMARY else None,
+        metadata_fields=metadata_prompts(strategy),
     )
     kind_answer = answer_type(strategy.extracts_as)
     request = extraction_request(
@@ -169,6 +189,8 @@ def candidate_record(
     cited = _distinct(aliases[alias] for alias in found.evidence)
     days = strategy.record_expiry_days
     expiry = expiry_metadata(days, payload.created_at) if days is not None else {}
+    schema = strategy.record_schema
+    typed = schema.kept(dict(found.metadata)) if schema is not None else {}
     return NewRecord(
         namespace=namespace,
         strategy=strategy.extracts_as.value,
@@ -187,7 +209,7 @@ def candidate_record(
             )
             for message in cited
         ),
-        metadata={STRATEGY_ID_METADATA_KEY: strategy.strategy_id, **expiry},
+        metadata={STRATEGY_ID_METADATA_KEY: strategy.strategy_id, **expiry, **typed},
         seen_at=max(message.event_timestamp for message in cited),
     )
 

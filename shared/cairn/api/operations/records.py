@@ -18,8 +18,10 @@ from cairn.api.guard import refuse_foreign_write
 from cairn.api.idempotency import Outcome, as_stored, replay_stored, run_once
 from cairn.api.operations.batches import BatchResult, Planned, apply_planned, vectors_for
 from cairn.api.operations.placement import actor_for, located
+from cairn.api.operations.record_schema_wire import check_record_metadata
 from cairn.api.record_codec import (
     API_SOURCE,
+    STRATEGY_ID_KEY,
     Expiry,
     expiry_days,
     new_record,
@@ -91,6 +93,7 @@ def _plan_creates(
             result.fail_invalid(index, record_id, exc, request_id)
             continue
         try:
+            check_record_metadata(memory, item.get("memoryStrategyId"), item.get("metadata"))
             actor = actor_for(memory, record.namespace, item.get("memoryStrategyId"))
             refuse_foreign_write(ctx, actor, record.namespace)
         except ApiError as exc:
@@ -152,6 +155,8 @@ def _plan_update(
             "a cairn record never moves to another namespace; create a new record there "
             "and delete this one"
         )
+    strategy_id = item.get("memoryStrategyId") or head.metadata.get(STRATEGY_ID_KEY)
+    check_record_metadata(memory, strategy_id, item.get("metadata"))
     content = item.get("content")
     # The service's rule: given days overwrite; REMOVE (0) clears; without either, a record
     # that has an expiry gets it again from now, with the days last applied.

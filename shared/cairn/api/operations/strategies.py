@@ -9,9 +9,10 @@ extraction, the consolidation prompt is the one added), or no configuration; and
 ``episodicMemoryStrategy``, whose ``reflectionConfiguration`` names where its reflections go
 (returned as ``configuration.reflection.episodicReflectionConfiguration``). The model ids
 are kept and returned, not called: a deployment has one model provider. Refused, naming the
-field, because cairn would store them without acting on them: ``episodicOverride`` and
-``memoryRecordSchema``. A strategy's ``recordExpirySpecification``
-makes the records it extracts expire.
+field, because cairn would store them without acting on them: ``episodicOverride`` and an
+episodic strategy's ``memoryRecordSchema``. Any other strategy's ``memoryRecordSchema`` types
+its records' metadata (``cairn.api.operations.record_schema_wire``). A strategy's
+``recordExpirySpecification`` makes the records it extracts expire.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from typing import Any
 
 from cairn.api.codec import to_epoch
 from cairn.api.errors import ApiError
+from cairn.api.operations.episodic_wire import EPISODIC_SCHEMA_WHY, reflection_template_from_wire
 from cairn.api.operations.overrides import OVERRIDES, override_from_wire, override_to_wire
+from cairn.api.operations.record_schema_wire import record_schema_from_wire, record_schema_to_wire
 from cairn.memories import (
     BUILT_IN_VARIABLES,
     NamespaceKey,
@@ -32,7 +35,6 @@ from cairn.memories import (
     StrategyKind,
     TriggerConditions,
     new_resource_id,
-    reflection_template_problem,
     template_variables,
 )
 
@@ -58,7 +60,6 @@ _DEFAULT_TEMPLATES = {
     StrategyKind.CUSTOM: "/strategies/{memoryStrategyId}/actors/{actorId}/",
     StrategyKind.EPISODIC: "/strategies/{memoryStrategyId}/actors/{actorId}/sessions/{sessionId}/",
 }
-_SCHEMA_WHY = "extraction does not fill typed metadata fields"
 _EPISODIC_OVERRIDE_WHY = "cairn extracts the built-in episodicMemoryStrategy; no prompt override"
 
 
@@ -157,28 +158,6 @@ def _custom_configuration(spec: dict[str, Any], field: str) -> _Custom:
     )
 
 
-def reflection_template_from_wire(
-    spec: dict[str, Any] | None, field: str, episodes: str, keys: tuple[NamespaceKey, ...]
-) -> str:
-    """The reflection namespace template an episodic strategy's ``reflectionConfiguration``
-    (``EpisodicReflectionConfigurationInput``) gives: required, as the service requires it,
-    and checked against the episodic template (``reflection_template_problem``)."""
-    spec = spec or {}
-    refuse(spec, field, {"memoryRecordSchema": _SCHEMA_WHY})
-    template = template_of(spec, field, StrategyKind.EPISODIC, keys)
-    if template is None:
-        raise ApiError.validation(
-            f"{field}.namespaceTemplates is required for an episodic strategy: give the "
-            "namespace template its reflections go to, e.g. "
-            "/strategies/{memoryStrategyId}/actors/{actorId}/",
-            field=f"{field}.namespaceTemplates",
-        )
-    problem = reflection_template_problem(episodes, template)
-    if problem is not None:
-        raise ApiError.validation(f"{field}.namespaceTemplates: {problem}", field=field)
-    return template
-
-
 def expiry_days_from_wire(spec: dict[str, Any] | None, field: str) -> int | None:
     """A strategy's ``recordExpirySpecification`` in days; ``action`` applies to records only."""
     if spec is None:
@@ -200,13 +179,16 @@ def strategy_from_wire(
     ((wire_kind, spec),) = [(k, v) for k, v in item.items() if k in _KINDS and v is not None]
     inner = f"{field}.{wire_kind}"
     kind = _KINDS[wire_kind]
-    refuse(spec, inner, {"memoryRecordSchema": _SCHEMA_WHY})
+    if kind is StrategyKind.EPISODIC:
+        refuse(spec, inner, {"memoryRecordSchema": EPISODIC_SCHEMA_WHY})
     custom = _custom_configuration(spec, inner) if kind is StrategyKind.CUSTOM else _Custom()
     template = template_of(spec, inner, kind, keys) or _DEFAULT_TEMPLATES[kind]
     reflections = None
     if kind is StrategyKind.EPISODIC:
+        where = f"{inner}.reflectionConfiguration"
+        reflection = spec.get("reflectionConfiguration") or {}
         reflections = reflection_template_from_wire(
-            spec.get("reflectionConfiguration"), f"{inner}.reflectionConfiguration", template, keys
+            reflection, where, template, template_of(reflection, where, kind, keys)
         )
     return StrategyConfig(
         strategy_id=new_resource_id(spec["name"]),
@@ -215,6 +197,9 @@ def strategy_from_wire(
         kind=kind,
         namespace_template=template,
         reflection_template=reflections,
+        record_schema=record_schema_from_wire(
+            spec.get("memoryRecordSchema"), f"{inner}.memoryRecordSchema"
+        ),
         self_managed=custom.self_managed,
         extraction_prompt=custom.extraction_prompt,
         override=custom.override,
@@ -272,6 +257,8 @@ def strategy_to_wire(strategy: StrategyConfig) -> dict[str, Any]:
         templates = [strategy.reflection_template]
         reflection = {"namespaces": templates, "namespaceTemplates": templates}
         wire["configuration"] = {"reflection": {"episodicReflectionConfiguration": reflection}}
+    if strategy.record_schema is not None:
+        wire["memoryRecordSchema"] = record_schema_to_wire(strategy.record_schema)
     if strategy.record_expiry_days is not None:
         wire["recordExpiryDurationDays"] = strategy.record_expiry_days
     return wire

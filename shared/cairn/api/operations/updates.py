@@ -11,9 +11,10 @@ from datetime import datetime
 from typing import Any
 
 from cairn.api.errors import ApiError
+from cairn.api.operations.episodic_wire import EPISODIC_SCHEMA_WHY, reflection_template_from_wire
+from cairn.api.operations.record_schema_wire import record_schema_from_wire
 from cairn.api.operations.strategies import (
     namespace_keys_from_wire,
-    reflection_template_from_wire,
     refuse,
     self_managed_from_wire,
     strategy_from_wire,
@@ -57,13 +58,8 @@ def _modified(
     now: datetime,
     keys: tuple[NamespaceKey, ...],
 ) -> StrategyConfig:
-    refuse(
-        change,
-        field,
-        {
-            "memoryRecordSchema": "extraction does not fill typed metadata fields",
-        },
-    )
+    if strategy.kind is StrategyKind.EPISODIC:
+        refuse(change, field, {"memoryRecordSchema": EPISODIC_SCHEMA_WHY})
     expiry = change.get("recordExpirySpecification")
     values: dict[str, Any] = strategy.model_dump()
     values["updated_at"] = now
@@ -71,6 +67,10 @@ def _modified(
         # REMOVE clears the strategy's expiry; days set it (records already filed keep theirs).
         removing = expiry.get("action") is not None
         values["record_expiry_days"] = None if removing else expiry["recordExpiryDurationDays"]
+    if change.get("memoryRecordSchema") is not None:
+        values["record_schema"] = record_schema_from_wire(
+            change["memoryRecordSchema"], f"{field}.memoryRecordSchema"
+        )
     if change.get("description") is not None:
         values["description"] = change["description"]
     template = template_of(change, field, strategy.kind, keys)
@@ -81,11 +81,12 @@ def _modified(
     episodic = reflection.get("episodicReflectionConfiguration")
     if strategy.kind is StrategyKind.EPISODIC and (episodic is not None or template is not None):
         where = f"{field}.configuration.reflection.episodicReflectionConfiguration"
+        given = episodic or {"namespaceTemplates": [strategy.reflection_template]}
         values["reflection_template"] = reflection_template_from_wire(
-            episodic or {"namespaceTemplates": [strategy.reflection_template]},
+            given,
             where,
             values["namespace_template"],
-            keys,
+            template_of(given, where, strategy.kind, keys),
         )
         reflection = {k: v for k, v in reflection.items() if k != "episodicReflectionConfiguration"}
     refuse(
