@@ -107,9 +107,12 @@ def test_the_offline_model_files_an_episode_per_session_and_a_reflection_across_
     assert reflection.content.startswith("Across 2 episodes the user returned to: ")
     assert "sushi (2)" in reflection.content
     assert reflection.trust is Trust.UNTRUSTED
-    assert set(seattle.sources) | set(pixel.sources) <= set(reflection.sources)
-    (own,) = [s for s in reflection.sources if s.event_id is None]
-    assert (own.kind, own.rollout_id) == (SourceKind.MODEL, "ro-2")
+    cited = {(s.kind, s.event_id, s.session_id, s.speaker) for s in reflection.sources}
+    assert {(s.kind, s.event_id, s.session_id, s.speaker) for s in seattle.sources} <= cited
+    assert {(s.kind, s.event_id, s.session_id, s.speaker) for s in pixel.sources} <= cited
+    # Only this pass's own source names a rollout: the one whose extraction wrote it.
+    (own,) = [s for s in reflection.sources if s.rollout_id is not None]
+    assert (own.kind, own.rollout_id, own.event_id) == (SourceKind.MODEL, "ro-2", None)
     assert {v.trust for v in (seattle, pixel)} == {Trust.UNTRUSTED}
 
 

@@ -13,8 +13,9 @@ one); the episodes read are the actor's, under that namespace (``reflection_temp
 makes the template the episodic one or a prefix of it).
 
 Provenance and trust: a reflection's sources are the union of the sources of the episodes it
-cites plus one ``Source(kind=model)`` naming the rollout whose pass wrote it, so a reflection
-is always untrusted, and it is erased with its actor like every record of the scope.
+cites (their events, sessions and speakers; not the rollouts that wrote them) plus one
+``Source(kind=model)`` naming the rollout whose pass wrote it, so a reflection is always
+untrusted, and it is erased with its actor like every record of the scope.
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def reflect(
                     f"a reflection cites an episode alias beyond 1-{len(episodes)}"
                 )
             cited = [episodes[a - 1] for a in dict.fromkeys(found.evidence)]
-            sources = union_sources(*(v.sources for v in cited), (run,))
+            sources = union_sources(*(_evidence(v) for v in cited), (run,))
             if found.replaces is not None:
                 if found.replaces > len(kept) or found.replaces in replaced:
                     raise InvalidModelOutputError(
@@ -244,6 +245,14 @@ def reflect(
     }
     written = records.apply(scope, changes, snapshot=snapshot, erasures=erasures)
     return Reflected(written=tuple(written), usage=answered.usage)
+
+
+def _evidence(episode: RecordVersion) -> tuple[Source, ...]:
+    """An episode's sources as a reflection's evidence: the events, sessions and speakers, but
+    not the rollout that wrote the episode. A source's rollout says which extraction wrote the
+    record (a redelivery of that rollout skips a namespace holding one), and this pass's
+    rollout, not the episode's, writes the reflection."""
+    return tuple(s.model_copy(update={"rollout_id": None}) for s in episode.sources)
 
 
 def _embedded(changes: list[Change], embedder: Embedder | None) -> list[Change]:
