@@ -120,10 +120,18 @@ class PromptOverride(Frozen):
     ``extraction_prompt`` appended. The model ids and the consolidation prompt are kept as
     given; cairn calls its deployment's one model provider and consolidates per scope."""
 
-    base: Literal[StrategyKind.SEMANTIC, StrategyKind.SUMMARY, StrategyKind.USER_PREFERENCE]
+    base: Literal[
+        StrategyKind.SEMANTIC,
+        StrategyKind.SUMMARY,
+        StrategyKind.USER_PREFERENCE,
+        StrategyKind.EPISODIC,
+    ]
     extraction_model: ModelId | None = None
     consolidation_prompt: AppendedPrompt | None = None
     consolidation_model: ModelId | None = None
+    # An episodic override's reflection step: appended to the reflection instructions.
+    reflection_prompt: AppendedPrompt | None = None
+    reflection_model: ModelId | None = None
 
 
 class StrategyConfig(Frozen):
@@ -153,9 +161,10 @@ class StrategyConfig(Frozen):
 
     @model_validator(mode="after")
     def _reflections_only_for_episodes(self) -> Self:
-        if self.kind is StrategyKind.EPISODIC and self.reflection_template is None:
+        episodic = self.extracts_as is StrategyKind.EPISODIC
+        if episodic and self.reflection_template is None:
             raise ValueError("an episodic strategy needs a reflection namespace template")
-        if self.kind is not StrategyKind.EPISODIC and self.reflection_template is not None:
+        if not episodic and self.reflection_template is not None:
             raise ValueError("only an episodic strategy has a reflection namespace template")
         if self.reflection_template is not None:
             problem = reflection_template_problem(self.namespace_template, self.reflection_template)

@@ -163,3 +163,20 @@ def test_the_sdk_memory_client_adds_an_episodic_strategy(agentcore_env: str) -> 
     )
     with pytest.raises(Exception, match="reflection_namespace_templates"):
         client.add_episodic_strategy(memory_id=memory["id"], name="no_reflections")
+    custom = client.add_custom_episodic_strategy_and_wait(
+        memory_id=memory["id"],
+        name="trips",
+        extraction_config={"prompt": "Tell trips only.", "modelId": "m1"},
+        consolidation_config={"prompt": "Keep trips apart.", "modelId": "m2"},
+        reflection_config={
+            "prompt": "Reflect on travel.",
+            "modelId": "m3",
+            "namespaceTemplates": ["/trips/{actorId}/"],
+        },
+        namespace_templates=["/trips/{actorId}/sessions/{sessionId}/"],
+        max_wait=5,
+    )
+    (trips,) = [s for s in custom["strategies"] if s["name"] == "trips"]
+    assert (trips["type"], trips["configuration"]["type"]) == ("CUSTOM", "EPISODIC_OVERRIDE")
+    override = trips["configuration"]["reflection"]["customReflectionConfiguration"]
+    assert override["episodicReflectionOverride"]["namespaceTemplates"] == ["/trips/{actorId}/"]

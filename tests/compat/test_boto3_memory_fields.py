@@ -33,19 +33,6 @@ def _semantic(**extra: Any) -> dict[str, Any]:
 REFUSED: dict[str, tuple[str, dict[str, Any]]] = {
     "encryption-key": ("encryptionKeyArn", {"encryptionKeyArn": "arn:aws:kms:us-east-1:1:key/k"}),
     "stream-delivery": ("streamDeliveryResources", {"streamDeliveryResources": STREAM}),
-    "episodic-override": (
-        "episodicOverride",
-        {
-            "memoryStrategies": [
-                {
-                    "customMemoryStrategy": {
-                        "name": "episodes",
-                        "configuration": {"episodicOverride": {"extraction": OVERRIDE}},
-                    }
-                }
-            ]
-        },
-    ),
     "record-schema": (
         "memoryRecordSchema",
         {

@@ -5,6 +5,7 @@ extraction, which files records as the built-in strategy it overrides."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -136,7 +137,7 @@ def test_a_summary_override_adds_its_prompt_to_the_summary_cairn_writes_in_extra
         },
         {"episodicOverride": {"extraction": {"appendToPrompt": "a", "modelId": "m"}}},
     ],
-    ids=["two-overrides", "episodic"],
+    ids=["two-overrides", "episodic-without-reflections"],
 )
 def test_an_override_the_service_would_refuse_creates_nothing(
     call: Caller, configuration: dict[str, Any]
@@ -155,3 +156,59 @@ def test_an_override_the_service_would_refuse_creates_nothing(
     assert "configuration" in reply.body["message"]
     listed = call("POST", "/memories/", {})
     assert listed.body["memories"] == []
+
+
+def test_an_episodic_override_s_prompts_reach_the_episode_and_reflection_requests(
+    call: Caller, served: EmbeddedApi, model: ScriptedModel
+) -> None:
+    reflections = "/journeys/{actorId}/"
+    strategy = {
+        "customMemoryStrategy": {
+            "name": "journeys",
+            "namespaceTemplates": ["/journeys/{actorId}/sessions/{sessionId}/"],
+            "configuration": {
+                "episodicOverride": {
+                    "extraction": {"appendToPrompt": "Tell trips only.", "modelId": "m1"},
+                    "consolidation": {"appendToPrompt": "Keep trips apart.", "modelId": "m2"},
+                    "reflection": {
+                        "appendToPrompt": "Reflect on how the user travels.",
+                        "modelId": "m3",
+                        "namespaceTemplates": [reflections],
+                    },
+                }
+            },
+        }
+    }
+    memory = create_memory(call, memoryStrategies=[strategy])
+    (shown,) = call("GET", f"/memories/{memory['id']}/details").body["memory"]["strategies"]
+    assert shown["type"] == "CUSTOM"
+    assert shown["configuration"]["type"] == "EPISODIC_OVERRIDE"
+    assert shown["configuration"]["reflection"] == {
+        "customReflectionConfiguration": {
+            "episodicReflectionOverride": {
+                "appendToPrompt": "Reflect on how the user travels.",
+                "modelId": "m3",
+                "namespaces": [reflections],
+                "namespaceTemplates": [reflections],
+            }
+        }
+    }
+    told = {"situation": "The user plans a trip.", "intent": "Book.", "actions": ["Searched."]}
+    episode = json.dumps({"candidates": [{**told, "outcome": "Booked.", "evidence": [1]}]})
+    insight = {"content": "The user books trips early.", "evidence": [1, 2]}
+    model.queue(episode, episode, json.dumps({"candidates": [insight]}))
+
+    post_turns(call, memory["id"], "s1")
+    post_turns(call, memory["id"], "s2")
+    served.extraction.worker.run_once()
+
+    first, _, reflected = model.requests
+    assert first.system.endswith("Tell trips only.")
+    assert reflected.system.endswith("Reflect on how the user travels.")
+    listed = call(
+        "POST", f"/memories/{memory['id']}/memoryRecords", {"namespace": f"/journeys/{ACTOR}/"}
+    )
+    contents = {
+        r["namespaces"][0]: r["content"]["text"] for r in listed.body["memoryRecordSummaries"]
+    }
+    assert contents[f"/journeys/{ACTOR}/"] == "The user books trips early."

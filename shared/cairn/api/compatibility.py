@@ -257,9 +257,12 @@ ROWS: tuple[Row, ...] = (
     Row(
         "CreateMemory",
         "memoryStrategies.customMemoryStrategy.configuration.episodicOverride",
-        N,
-        "refused: cairn extracts the built-in episodic strategy only; overriding its three "
-        "prompts (extraction, consolidation, reflection) is not built",
+        D,
+        "extracted as the episodic strategy: the extraction appendToPrompt is added to the "
+        "episode instructions, the reflection appendToPrompt to the reflection instructions; "
+        "reflection.namespaceTemplates is required and checked as reflectionConfiguration's; "
+        "the consolidation prompt is kept, not applied (episodes are never merged); modelIds "
+        "kept, not called; returned by GetMemory as EPISODIC_OVERRIDE",
     ),
     Row(
         "CreateMemory",

@@ -105,7 +105,8 @@ PROOFS: dict[tuple[str, str], str | None] = {
     (
         "CreateMemory",
         "memoryStrategies.customMemoryStrategy.configuration.episodicOverride",
-    ): _REFUSED,
+    ): "tests/unit/test_api_prompt_overrides.py::"
+    "test_an_episodic_override_s_prompts_reach_the_episode_and_reflection_requests",
     ("CreateMemory", "memoryStrategies.episodicMemoryStrategy"): _EPISODIC
     + "test_turns_posted_with_boto3_become_episodes_and_a_reflection_read_back_with_boto3",
     ("CreateMemory", "memoryStrategies.episodicMemoryStrategy.reflectionConfiguration"): _EPISODIC

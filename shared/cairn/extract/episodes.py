@@ -99,7 +99,7 @@ def extract_strategy(
 ) -> StrategyExtraction:
     """One strategy's candidates: episodes for an episodic one, else its records
     (``cairn.extract.strategies.extract_candidates``)."""
-    if strategy.kind is StrategyKind.EPISODIC:
+    if strategy.extracts_as is StrategyKind.EPISODIC:
         return extract_episodes(model, payload, strategy, namespace=namespace, policy=policy)
     return extract_candidates(
         model, payload, strategy, namespace=namespace, summary_so_far=summary_so_far, policy=policy

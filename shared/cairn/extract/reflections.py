@@ -139,7 +139,7 @@ def reflect_on_new_episodes(
     }
     done = Reflected()
     for strategy in memory.strategies:
-        if strategy.kind is not StrategyKind.EPISODIC or strategy.strategy_id not in fresh:
+        if strategy.extracts_as is not StrategyKind.EPISODIC or strategy.strategy_id not in fresh:
             continue
         one = reflect(
             scope,
@@ -184,8 +184,9 @@ def reflect(
         reflections=tuple(ShownRecord(alias=i, content=v.content) for i, v in enumerate(kept, 1)),
     )
     system = REFLECTION_RULES
-    if strategy.extraction_prompt:
-        system += f"\n\nInstructions from the memory's owner:\n{strategy.extraction_prompt}"
+    appended = strategy.override.reflection_prompt if strategy.override is not None else None
+    if appended:
+        system += f"\n\nInstructions from the memory's owner:\n{appended}"
     request = ModelRequest(
         system=system,
         messages=(ModelMessage(role="user", text=prompt_json(document, exclude_none=True)),),

@@ -5,12 +5,13 @@ Supported: ``semanticMemoryStrategy``, ``summaryMemoryStrategy``,
 ``selfManagedConfiguration``, a built-in strategy's override (``semanticOverride``,
 ``summaryOverride``, ``userPreferenceOverride``: extracted as that strategy with the
 ``appendToPrompt`` added to its instructions; for a summary, whose text cairn writes in
-extraction, the consolidation prompt is the one added), or no configuration; and
-``episodicMemoryStrategy``, whose ``reflectionConfiguration`` names where its reflections go
-(returned as ``configuration.reflection.episodicReflectionConfiguration``). The model ids
-are kept and returned, not called: a deployment has one model provider. Refused, naming the
-field, because cairn would store them without acting on them: ``episodicOverride`` and an
-episodic strategy's ``memoryRecordSchema``. Any other strategy's ``memoryRecordSchema`` types
+extraction, the consolidation prompt is the one added; ``episodicOverride``'s reflection step
+also names where its reflections go), or no configuration; and ``episodicMemoryStrategy``,
+whose ``reflectionConfiguration`` names where its reflections go (returned as
+``configuration.reflection.episodicReflectionConfiguration``). The model ids are kept and
+returned, not called: a deployment has one model provider. Refused, naming the field,
+because cairn would store it without acting on it: an episodic strategy's
+``memoryRecordSchema``. Any other strategy's ``memoryRecordSchema`` types
 its records' metadata (``cairn.api.operations.record_schema_wire``). A strategy's
 ``recordExpirySpecification`` makes the records it extracts expire.
 """
@@ -60,7 +61,6 @@ _DEFAULT_TEMPLATES = {
     StrategyKind.CUSTOM: "/strategies/{memoryStrategyId}/actors/{actorId}/",
     StrategyKind.EPISODIC: "/strategies/{memoryStrategyId}/actors/{actorId}/sessions/{sessionId}/",
 }
-_EPISODIC_OVERRIDE_WHY = "cairn extracts the built-in episodicMemoryStrategy; no prompt override"
 
 
 def unsupported(field: str, why: str) -> ApiError:
@@ -139,12 +139,11 @@ def _custom_configuration(spec: dict[str, Any], field: str) -> _Custom:
     if configuration is None:
         return _Custom()
     where = f"{field}.configuration"
-    refuse(configuration, where, {"episodicOverride": _EPISODIC_OVERRIDE_WHY})
     given = [k for k, v in configuration.items() if v is not None]
     if len(given) != 1:
         raise ApiError.validation(
             f"{where}: give exactly one of selfManagedConfiguration, semanticOverride, "
-            "summaryOverride or userPreferenceOverride",
+            "summaryOverride, userPreferenceOverride or episodicOverride",
             field=where,
         )
     (name,) = given
@@ -182,13 +181,18 @@ def strategy_from_wire(
     if kind is StrategyKind.EPISODIC:
         refuse(spec, inner, {"memoryRecordSchema": EPISODIC_SCHEMA_WHY})
     custom = _custom_configuration(spec, inner) if kind is StrategyKind.CUSTOM else _Custom()
-    template = template_of(spec, inner, kind, keys) or _DEFAULT_TEMPLATES[kind]
+    base = custom.override.base if custom.override is not None else kind
+    template = template_of(spec, inner, kind, keys) or _DEFAULT_TEMPLATES[base]
     reflections = None
-    if kind is StrategyKind.EPISODIC:
+    if base is StrategyKind.EPISODIC:
         where = f"{inner}.reflectionConfiguration"
         reflection = spec.get("reflectionConfiguration") or {}
+        if kind is StrategyKind.CUSTOM:
+            where = f"{inner}.configuration.episodicOverride.reflection"
+            reflection = spec["configuration"]["episodicOverride"].get("reflection") or {}
+            refuse(spec, inner, {"memoryRecordSchema": EPISODIC_SCHEMA_WHY})
         reflections = reflection_template_from_wire(
-            reflection, where, template, template_of(reflection, where, kind, keys)
+            reflection, where, template, template_of(reflection, where, base, keys)
         )
     return StrategyConfig(
         strategy_id=new_resource_id(spec["name"]),
@@ -253,7 +257,7 @@ def strategy_to_wire(strategy: StrategyConfig) -> dict[str, Any]:
         }
     if strategy.override is not None:
         wire["configuration"] = override_to_wire(strategy)
-    if strategy.reflection_template is not None:
+    if strategy.reflection_template is not None and strategy.override is None:
         templates = [strategy.reflection_template]
         reflection = {"namespaces": templates, "namespaceTemplates": templates}
         wire["configuration"] = {"reflection": {"episodicReflectionConfiguration": reflection}}

@@ -58,7 +58,7 @@ def _modified(
     now: datetime,
     keys: tuple[NamespaceKey, ...],
 ) -> StrategyConfig:
-    if strategy.kind is StrategyKind.EPISODIC:
+    if strategy.extracts_as is StrategyKind.EPISODIC:
         refuse(change, field, {"memoryRecordSchema": EPISODIC_SCHEMA_WHY})
     expiry = change.get("recordExpirySpecification")
     values: dict[str, Any] = strategy.model_dump()
@@ -79,14 +79,14 @@ def _modified(
     configuration = dict(change.get("configuration") or {})
     reflection = configuration.pop("reflection", None) or {}
     episodic = reflection.get("episodicReflectionConfiguration")
-    if strategy.kind is StrategyKind.EPISODIC and (episodic is not None or template is not None):
+    if strategy.reflection_template is not None and (episodic is not None or template is not None):
         where = f"{field}.configuration.reflection.episodicReflectionConfiguration"
         given = episodic or {"namespaceTemplates": [strategy.reflection_template]}
         values["reflection_template"] = reflection_template_from_wire(
             given,
             where,
             values["namespace_template"],
-            template_of(given, where, strategy.kind, keys),
+            template_of(given, where, strategy.extracts_as, keys),
         )
         reflection = {k: v for k, v in reflection.items() if k != "episodicReflectionConfiguration"}
     refuse(
