@@ -96,7 +96,7 @@ def test_an_episodic_strategy_is_created_returned_and_modified_as_botocore_model
 
 
 def test_turns_posted_with_boto3_become_episodes_and_a_reflection_read_back_with_boto3(
-    control_plane: Any, data_plane: Any, served_store: EmbeddedApi
+    control_plane: Any, data_plane: Any, served_store: EmbeddedApi, agentcore_env: str
 ) -> None:
     memory = control_plane.create_memory(
         name=unique_name(), eventExpiryDuration=30, memoryStrategies=[_episodic()]
@@ -139,6 +139,15 @@ def test_turns_posted_with_boto3_become_episodes_and_a_reflection_read_back_with
         memoryId=memory["id"], memoryRecordId=reflection["memoryRecordId"]
     )["memoryRecord"]
     assert record["content"] == reflection["content"]
+    memory_sdk = pytest.importorskip("bedrock_agentcore.memory")
+    through_sdk = memory_sdk.MemoryClient(region_name="us-east-1").retrieve_memories(
+        memory_id=memory["id"],
+        namespace=f"/strategies/{sid}/actors/{ACTOR}/sessions/trip-2/",
+        query="sushi for a group",
+    )
+    assert [r["content"]["text"] for r in through_sdk] == [
+        by_namespace[f"/strategies/{sid}/actors/{ACTOR}/sessions/trip-2/"]["content"]["text"]
+    ]
 
 
 def test_the_sdk_memory_client_adds_an_episodic_strategy(agentcore_env: str) -> None:
