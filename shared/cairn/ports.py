@@ -111,10 +111,12 @@ class RecordChange(Frozen):
     version of which record changed and how (read the version to see it; an erased one reads
     as its tombstone).
 
-    ``sequence`` increases strictly in commit order across the whole store. ``created``: a
-    record's first version; ``updated``: a new live version (revised, folded in);
-    ``deleted``: a version that leaves every live read (retracted, superseded); ``erased``:
-    the record's content destroyed (one change per record, its head's version).
+    ``sequence`` increases strictly in commit order within the change's scope (memory and
+    actor), never reused; a store that keeps one sequence for all its scopes
+    (``StoreChangeFeed``) orders every change of the store by it. ``created``: a record's
+    first version; ``updated``: a new live version (revised, folded in); ``deleted``: a
+    version that leaves every live read (retracted, superseded); ``erased``: the record's
+    content destroyed (one change per record, its head's version).
     """
 
     sequence: int = Field(ge=1)
@@ -124,6 +126,13 @@ class RecordChange(Frozen):
     version: int = Field(ge=1)
     kind: ChangeKind
     at: UtcDatetime
+
+    @property
+    def event_id(self) -> str:
+        """The same for every delivery of this change, different for any other change: a
+        version is written once and a record erased once, so a consumer that has seen this id
+        has seen this change (at-least-once delivery, recognisable redelivery)."""
+        return f"{self.memory_id}/{self.actor_id}/{self.record_id}/{self.version}/{self.kind}"
 
 
 def change_kind(version: RecordVersion) -> ChangeKind:
@@ -135,11 +144,26 @@ def change_kind(version: RecordVersion) -> ChangeKind:
 
 @runtime_checkable
 class RecordChangeFeed(Protocol):
-    """Every committed record write of a store, in commit order, from a cursor.
+    """Every committed record write of a scope, in commit order, from a cursor.
 
     A change is recorded in the transaction of the write it describes, so a change is listed
-    if and only if its write committed; ``after`` is the last sequence a reader has seen.
+    if and only if its write committed; ``after`` is the last sequence a reader of the scope
+    has seen.
     """
+
+    def scope_changes(
+        self, scope: Scope, after: int = 0, *, limit: int = 100
+    ) -> tuple[RecordChange, ...]:
+        """Up to ``limit`` (1-1000) changes of ``scope`` with a sequence above ``after``,
+        oldest first."""
+        ...
+
+
+@runtime_checkable
+class StoreChangeFeed(RecordChangeFeed, Protocol):
+    """A change feed with one sequence for the whole store (SQLite, in memory): one cursor
+    follows every scope (``cairn changes``). DynamoDB keeps a sequence per scope instead, so
+    writers of different scopes never contend on one item (docs/dynamodb.md)."""
 
     def changes_after(
         self, sequence: int = 0, *, limit: int = 100, memory_id: str | None = None

@@ -153,8 +153,9 @@ def test_the_largest_apply_the_contract_allows_fits_one_transaction(world: World
     assert sent == ["BatchGetItem", "TransactWriteItems"]
     # 64 record items, 32 snapshot checks, the memory's marker of the actor (the
     # replacements are new records: erasing the memory must find this actor) and the scope's
-    # generation (the recall index's staleness check).
-    assert world.log.transaction_sizes[-1] == 98
+    # generation (the recall index's staleness check, and the scope's change sequence) and
+    # the change item of the record change feed.
+    assert world.log.transaction_sizes[-1] == 99
     live = world.stores.records.list_records(SCOPE).items
     assert len(live) == MAX_SNAPSHOT_RECORDS + MAX_CHANGES_PER_APPLY
     assert {v.record_id for v in replaced}.isdisjoint(v.record_id for v in live)
@@ -320,8 +321,9 @@ def test_erasing_a_lineage_counts_the_erasure_reads_each_record_once_and_writes_
 
     sent = world.log.during(lambda: world.stores.records.erase(SCOPE, root.record_id))
 
-    # First the scope's erasure count moves (issue 17, class 7: a plan read before it fails).
-    assert sent == ["UpdateItem", "Query", "Query", "TransactWriteItems"]
+    # First the scope's erasure count moves (issue 17, class 7: a plan read before it fails);
+    # the GetItem reads the scope's change sequence, which the transaction moves.
+    assert sent == ["UpdateItem", "Query", "Query", "GetItem", "TransactWriteItems"]
 
 
 def test_erasing_a_scope_of_records_is_one_query_and_a_transaction_per_hundred_items(
@@ -333,6 +335,7 @@ def test_erasing_a_scope_of_records_is_one_query_and_a_transaction_per_hundred_i
     assert world.log.during(lambda: world.stores.records.erase_scope(SCOPE)) == [
         "UpdateItem",  # the scope's erasure count, before the read (issue 17, class 7)
         "Query",
+        "GetItem",  # the scope's change sequence (the feed's erased changes)
         "TransactWriteItems",
         "DeleteItem",  # the memory's marker of the actor, once its records are tombstones
     ]

@@ -101,12 +101,17 @@ def test_erase_leaves_no_content_in_any_item(tables: Tables) -> None:
     items = tables.scan("items")
     records = [item for item in items if item["sk"]["S"].startswith(("H#", "V#"))]
     assert len(records) == 5  # two heads, three versions: tombstones keep ids and digests
-    # Besides them only the scope's erasure count, its generation (the recall index's
-    # staleness check: a token, nothing else) and the memory's marker of the actor.
+    # Besides them only the record change feed's three items (created; deleted and created;
+    # erased: ids, versions and kinds), the scope's erasure count, its generation (the recall
+    # index's staleness check: a token, and the feed's last sequence) and the memory's marker
+    # of the actor.
     others = sorted((item["pk"]["S"], item["sk"]["S"]) for item in items if item not in records)
-    assert others == [("R#m1|tg:1", "ERASURES"), ("R#m1|tg:1", "G"), ("RA#m1", "tg:1")]
+    feed = [("R#m1|tg:1", f"CH#{first:020d}") for first in (1, 2, 4)]
+    assert others == [*feed, ("R#m1|tg:1", "ERASURES"), ("R#m1|tg:1", "G"), ("RA#m1", "tg:1")]
     (generation,) = [item for item in items if item["sk"]["S"] == "G"]
-    assert sorted(generation) == ["g", "pk", "sk"]
+    assert sorted(generation) == ["g", "pk", "q", "sk"]
+    changes = [item for item in items if item["sk"]["S"].startswith("CH#")]
+    assert all(sorted(item) == ["at", "c", "f", "pk", "sk"] for item in changes)
     assert all(PRIVATE not in repr(item) for item in items)
     assert all("vec" not in item and "lpk" not in item for item in items)
 

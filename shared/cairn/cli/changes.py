@@ -47,14 +47,15 @@ def changes(args: argparse.Namespace) -> int:
     from cairn.clock import SystemClock
     from cairn.errors import ConfigurationError
     from cairn.local.store import open_store
+    from cairn.ports import StoreChangeFeed
 
     if args.after < 0 or not 0.05 <= args.interval <= 3600:
         raise ConfigurationError("--after must be 0 or more and --interval 0.05-3600 seconds")
     stores = open_store(args.store, SystemClock(), create=False)
     try:
         feed = stores.changes
-        if feed is None:
-            raise ConfigurationError("this store keeps no change feed")
+        if not isinstance(feed, StoreChangeFeed):
+            raise ConfigurationError("this store keeps no store-wide change feed")
         cursor = args.after
         memory = getattr(args, "memory", None)
         try:

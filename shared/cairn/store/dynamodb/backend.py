@@ -31,6 +31,7 @@ from typing import Any
 from cairn.clock import SystemClock
 from cairn.ports import Clock, IndexObjectStore, Stores
 from cairn.store.dynamodb.api_state import DynamoDBIdempotencyStore, DynamoDBMemoryConfigStore
+from cairn.store.dynamodb.change_feed import DynamoDBChangeFeed
 from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.directory import DynamoDBRecordDirectory
@@ -92,6 +93,7 @@ class DynamoDBBackend:
             jobs=DynamoDBJobLog(self._db, self.items_table),
             generations=DynamoDBRecordGenerations(self._db, self.items_table),
             index_objects=self.index_objects,
+            changes=DynamoDBChangeFeed(self._db, self.items_table),
         )
 
     def close(self) -> None:

@@ -11,11 +11,14 @@ retracting apply.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from cairn.errors import SnapshotConflictError
 from cairn.models import RecordVersion, Scope, Status
 from cairn.ports import EraseReport
+from cairn.store.dynamodb.change_feed import commit, erased_entries
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import Item, key, n, number, s, scope_pk, text
 from cairn.store.dynamodb.writes import erase_transactions
@@ -30,7 +33,7 @@ Histories = dict[str, list[RecordVersion]]
 
 
 def erase_histories(
-    db: DynamoDBClient, table: str, pk: str, read: Callable[[], Histories]
+    db: DynamoDBClient, table: str, pk: str, read: Callable[[], Histories], at: datetime
 ) -> EraseReport:
     """Count the erasure (race 7 of ``writes``), then tombstone what ``read`` finds, reading
     again when an apply moved a head meanwhile."""
@@ -45,8 +48,8 @@ def erase_histories(
                 for rid, versions in histories.items()
                 if any(v.status is not Status.ERASED for v in versions)
             }
-            for items in erase_transactions(table, pk, remaining):
-                db.transact(items)
+            for batch in erase_transactions(table, pk, remaining):
+                commit(db, table, pk, partial(_with, batch.items), erased_entries(batch.heads), at)
         except SnapshotConflictError:
             if rounds == _ERASE_ROUNDS:
                 raise
@@ -54,6 +57,10 @@ def erase_histories(
             continue  # an apply moved a head meanwhile: read again, tombstone again
         count = sum(len(versions) for versions in histories.values())
         return EraseReport(record_ids=tuple(histories), versions=count)
+
+
+def _with(tombstones: list[Item], feed: Sequence[Item]) -> list[Item]:
+    return [*tombstones, *feed]
 
 
 def actors_pk(memory_id: str) -> str:

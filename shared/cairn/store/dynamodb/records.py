@@ -28,9 +28,15 @@ from cairn.errors import (
     RecordTakenError,
     SnapshotConflictError,
 )
-from cairn.models import EmbedderId, Page, RecordVersion, Scope, VersionRef
+from cairn.models import EmbedderId, Page, RecordVersion, Scope, Status, VersionRef
 from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexObjectStore, IndexRow
 from cairn.restoring import plan_restore
+from cairn.store.dynamodb.change_feed import (
+    commit,
+    erased_entries,
+    sequence_of,
+    written_entries,
+)
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
     VERSIONS_FROM,
@@ -58,6 +64,7 @@ from cairn.store.dynamodb.erasures import (
     read_actors,
     read_erasures,
 )
+from cairn.store.dynamodb.generations import GENERATION_SK
 from cairn.store.dynamodb.index_rows import read_index_rows
 from cairn.store.dynamodb.listing import RecordListing
 from cairn.store.dynamodb.rollout_consumption import consumption
@@ -102,7 +109,9 @@ class DynamoDBRecordStore:
         snapshot = dict(snapshot or {})
         oversized = len(changes) > MAX_CHANGES_PER_APPLY or len(snapshot) > MAX_SNAPSHOT_RECORDS
         # An oversized batch is refused by plan_writes; don't read heads for it first.
-        heads = {} if oversized else self._heads(pk, [*touched_ids(changes), *snapshot])
+        heads, sequence = (
+            ({}, None) if oversized else self._heads(pk, [*touched_ids(changes), *snapshot])
+        )
         now = self._clock.now()
         current = {rid: head.version for rid, head in heads.items()}
         writes = plan_writes(scope, changes, current, now, snapshot)  # raises before any write
@@ -112,9 +121,14 @@ class DynamoDBRecordStore:
         if writes or consumed:
             checked = {**successor_checks(changes, current), **snapshot}
             extra = [*consumed, *fence_items(self._table, scope, writes, erasures, erases(changes))]
-            items = apply_transaction(self._table, pk, writes, heads, checked, extra)
+            versions = [write.version for write in writes]
+
+            def build(feed: Sequence[Item]) -> list[Item]:
+                return apply_transaction(self._table, pk, writes, heads, checked, extra, feed)
+
             try:
-                self._db.transact(items)
+                entries = written_entries(versions)
+                commit(self._db, self._table, pk, build, entries, now, sequence=sequence)
             except ConflictError as conflict:
                 if erasures is not None and (found := self.erasures(scope)) != erasures:
                     raise ErasedMeanwhileError(erasures, found) from conflict
@@ -141,21 +155,42 @@ class DynamoDBRecordStore:
         """Put the record's versions and head in one TransactWriteItems, each conditioned on
         the item not existing, with the actor marker (``actors`` lists the actor; one request)."""
         writes = plan_restore(scope, history, vectors or {})
-        items = restore_transaction(self._table, scope_pk(scope), writes)
-        items += fence_items(self._table, scope, writes, None, False)  # no erasure: a marker
+        pk = scope_pk(scope)
+        last = writes[-1].version
+        # An erased history is one erasure in the feed; any other, each version it wrote.
+        entries = (
+            erased_entries([(last.record_id, last.version)])
+            if last.status is Status.ERASED
+            else written_entries(write.version for write in writes)
+        )
+
+        def build(feed: Sequence[Item]) -> list[Item]:
+            items = restore_transaction(self._table, pk, writes, feed)
+            return items + fence_items(self._table, scope, writes, None, False)  # a marker
+
         try:
-            self._db.transact(items)
+            commit(self._db, self._table, pk, build, entries, self._clock.now())
         except ConflictError as exc:
             raise RecordTakenError(history[0].record_id) from exc
         return tuple(write.version for write in writes)
 
-    def _heads(self, pk: str, record_ids: Sequence[str]) -> dict[str, Head]:
+    def _heads(self, pk: str, record_ids: Sequence[str]) -> tuple[dict[str, Head], int]:
+        """The heads of ``record_ids`` and the scope's change sequence (``change_feed``, on
+        the generation item), in one strongly consistent BatchGetItem."""
         keys = [key(pk, head_sk(rid)) for rid in dict.fromkeys(record_ids)]
-        if not keys:
-            return {}
-        rows = self._db.batch_get(self._table, keys, projection="#d, #vs", names=_DATA_NAMES)
-        heads = (Head(decode_version(row), optional_number(row, "vs")) for row in rows)
-        return {head.version.record_id: head for head in heads}
+        keys.append(key(pk, GENERATION_SK))
+        rows = self._db.batch_get(
+            self._table, keys, projection="#sk, #d, #vs, #q", names=_HEAD_NAMES
+        )
+        sequence = 0
+        heads: dict[str, Head] = {}
+        for row in rows:
+            if text(row, "sk") == GENERATION_SK:
+                sequence = sequence_of(row)
+                continue
+            head = Head(decode_version(row), optional_number(row, "vs"))
+            heads[head.version.record_id] = head
+        return heads, sequence
 
     def _name_moved(self, pk: str, conflict: SnapshotConflictError) -> SnapshotConflictError:
         """The same conflict with each record's current head version filled in."""
@@ -324,11 +359,11 @@ class DynamoDBRecordStore:
     def _erase(self, scope: Scope, read: Callable[[], Histories]) -> EraseReport:
         """Tombstone what ``read`` returns, then delete the scope's recall index objects (stale
         from the first tombstone on, never served again, but they hold the erased bytes)."""
-        erased = erase_histories(self._db, self._table, scope_pk(scope), read)
+        erased = erase_histories(self._db, self._table, scope_pk(scope), read, self._clock.now())
         if self._index_objects is not None:
             self._index_objects.erase_scope(scope)
         return erased
 
 
-_DATA_NAMES = {"#d": "d", "#vs": "vs"}
+_HEAD_NAMES = {"#sk": "sk", "#d": "d", "#vs": "vs", "#q": "q"}
 _VERSION_NAMES = {"#sk": "sk", "#v": "v"}

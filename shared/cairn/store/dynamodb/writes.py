@@ -7,9 +7,10 @@ one operation per item in a transaction, so a snapshot record that is also writt
 snapshot condition on the head Put: ``plan_writes`` already checked the two versions agree).
 
 Item count: a change writes at most two records (supersede), two items each, so 16 changes are
-at most 64 items, 32 snapshot checks make 96, the memory's marker of the actor 97 and the
+at most 64 items, 32 snapshot checks make 96, the memory's marker of the actor 97, the
 scope's generation (``generations``: the recall index's staleness check, moved in the same
-transaction) 98, under DynamoDB's 100. Vectors add no item: their bytes ride in the version
+transaction, which also carries the scope's change sequence) 98 and the change item
+(``change_feed``) 99, under DynamoDB's 100. Vectors add no item: their bytes ride in the version
 item that brought them (``codec.version_item``). Consumed rollouts add two items each
 (``rollout_consumption``), the erasure fence and the memory's marker of the actor
 (``erasures``) one each; a batch over 100 is refused.
@@ -38,7 +39,6 @@ from cairn.store.dynamodb.codec import (
     s,
     version_item,
 )
-from cairn.store.dynamodb.generations import generation_bump
 from cairn.versioning import Write, tombstone
 
 # The races the conditions close (DynamoDB evaluates every condition at commit time):
@@ -84,9 +84,11 @@ def apply_transaction(
     heads: Mapping[str, Head],
     snapshot: Mapping[str, int],
     extra: Sequence[Item] = (),
+    feed: Sequence[Item] = (),
 ) -> list[Item]:
     """The TransactItems that commit ``writes`` if every head is still what was read, with
-    ``extra`` items (consumed rollouts) in the same transaction."""
+    ``extra`` items (consumed rollouts) and, when records change, ``feed`` (the generation
+    and change items, ``change_feed.feed_items``) in the same transaction."""
     items: list[Item] = []
     written: set[str] = set()
     for write in writes:
@@ -113,13 +115,15 @@ def apply_transaction(
             }
             items.append({"ConditionCheck": check})
     items.extend(extra)
-    if writes:  # records change: so does the scope's generation, in the same commit
-        items.append(generation_bump(table, pk))
+    if writes:  # records change: so do the scope's generation and feed, in the same commit
+        items.extend(feed)
     _check_transaction(items, "the batch", "split the batch into several applies")
     return items
 
 
-def restore_transaction(table: str, pk: str, writes: Sequence[Write]) -> list[Item]:
+def restore_transaction(
+    table: str, pk: str, writes: Sequence[Write], feed: Sequence[Item]
+) -> list[Item]:
     """The TransactItems that restore one record's history (``cairn.restoring``): every
     version Put and the head Put conditioned on ``attribute_not_exists(pk)`` (race 1: the
     scope holds the record id, or another restore of it committed first)."""
@@ -137,7 +141,7 @@ def restore_transaction(table: str, pk: str, writes: Sequence[Write]) -> list[It
     source = holders.get(last.content_digest) if last.embedding is not None else None
     head = head_item(pk, last, vector_source=source)
     items.append(_put(table, head, "attribute_not_exists(pk)"))
-    items.append(generation_bump(table, pk))  # a restored record is a record write too
+    items.extend(feed)  # a restored record is a record write too: generation and feed move
     _check_transaction(items, "the history", "restore a shorter history")
     return items
 
@@ -154,31 +158,44 @@ def _vector_of(write: Write, head: Head | None) -> tuple[int | None, bytes | Non
     return None, None
 
 
+@dataclass(frozen=True, slots=True)
+class EraseBatch:
+    """One erase transaction's tombstones and the records whose head it tombstones (each is
+    one ``erased`` change of the transaction)."""
+
+    items: list[Item]
+    heads: list[tuple[str, int]]
+
+
 def erase_transactions(
     table: str, pk: str, histories: Mapping[str, Sequence[RecordVersion]]
-) -> list[list[Item]]:
-    """Transactions tombstoning every version of each record, heads first, each also moving
-    the scope's generation (so a recall index built before any of them is stale after it).
+) -> list[EraseBatch]:
+    """Transactions tombstoning every version of each record, heads first; the caller adds the
+    scope's generation and change items to each (so a recall index built before any of them
+    is stale after it, and the feed has the erasure exactly when its head is tombstoned).
 
-    A record's tombstones share one transaction when they fit (99 items and the generation);
-    a record with more versions spans several, its head in the first, so no new version can
-    join it meanwhile.
+    A record's tombstones share one transaction when they fit (98 items, the generation and
+    the change item); a record with more versions spans several, its head in the first, so no
+    new version can join it meanwhile.
     """
-    room = MAX_TRANSACTION_ITEMS - 1
-    batches: list[list[Item]] = []
-    current: list[Item] = []
+    room = MAX_TRANSACTION_ITEMS - 2
+    batches: list[EraseBatch] = []
+    current = EraseBatch([], [])
     for versions in histories.values():
         ops = _erase_ops(table, pk, versions)
-        if current and len(current) + len(ops) > room:
+        if current.items and len(current.items) + len(ops) > room:
             batches.append(current)
-            current = []
+            current = EraseBatch([], [])
+        current.heads.append((versions[-1].record_id, versions[-1].version))
         while len(ops) > room:
-            batches.append(ops[:room])
+            current.items.extend(ops[:room])
+            batches.append(current)
+            current = EraseBatch([], [])
             ops = ops[room:]
-        current.extend(ops)
-    if current:
+        current.items.extend(ops)
+    if current.items:
         batches.append(current)
-    return [[*batch, generation_bump(table, pk)] for batch in batches]
+    return batches
 
 
 def _erase_ops(table: str, pk: str, versions: Sequence[RecordVersion]) -> list[Item]:

@@ -14,7 +14,7 @@ MAX_CHANGES = 1000
 
 
 class InMemoryChangeFeed:
-    """``cairn.ports.RecordChangeFeed`` over a list; the writer holds ``lock`` while it appends."""
+    """``cairn.ports.StoreChangeFeed`` over a list; the writer holds ``lock`` while it appends."""
 
     def __init__(self, lock: threading.RLock) -> None:
         self._lock = lock
@@ -54,3 +54,13 @@ class InMemoryChangeFeed:
             later = self._changes[max(0, sequence) :]
         wanted = [c for c in later if memory_id is None or c.memory_id == memory_id]
         return tuple(wanted[:limit])
+
+    def scope_changes(
+        self, scope: Scope, after: int = 0, *, limit: int = 100
+    ) -> tuple[RecordChange, ...]:
+        if not 1 <= limit <= MAX_CHANGES:
+            raise ValueError(f"limit must be 1-{MAX_CHANGES}, not {limit}")
+        with self._lock:
+            later = self._changes[max(0, after) :]
+        mine = [c for c in later if (c.memory_id, c.actor_id) == (scope.memory_id, scope.actor_id)]
+        return tuple(mine[:limit])

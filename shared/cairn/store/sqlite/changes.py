@@ -47,7 +47,8 @@ def log_erased(
 
 
 class SQLiteChangeFeed:
-    """``cairn.ports.RecordChangeFeed`` over one SQLite file (any process's writes)."""
+    """``cairn.ports.StoreChangeFeed`` over one SQLite file (any process's writes): one
+    sequence for the whole file, so a scope's changes are its rows in that order."""
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self._db = db
@@ -67,6 +68,21 @@ class SQLiteChangeFeed:
             values.append(memory_id)
         query += " ORDER BY sequence LIMIT ?"
         values.append(limit)
+        return self._read(query, values)
+
+    def scope_changes(
+        self, scope: Scope, after: int = 0, *, limit: int = 100
+    ) -> tuple[RecordChange, ...]:
+        if not 1 <= limit <= MAX_CHANGES:
+            raise ValueError(f"limit must be 1-{MAX_CHANGES}, not {limit}")
+        query = (
+            "SELECT sequence, memory_id, actor_id, record_id, version, kind, at"
+            " FROM record_changes WHERE memory_id = ? AND sequence > ? AND actor_id = ?"
+            " ORDER BY sequence LIMIT ?"
+        )
+        return self._read(query, [scope.memory_id, after, scope.actor_id, limit])
+
+    def _read(self, query: str, values: Sequence[object]) -> tuple[RecordChange, ...]:
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(query, values).fetchall()
         return tuple(
