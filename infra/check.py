@@ -29,6 +29,11 @@ VARIANTS: dict[str, dict[str, str]] = {
         "extractionModelId": "llama3.2",
     },
     "telegram": {"telegram": "true", "alarmEmail": "ops@example.com"},
+    "record-streaming": {
+        "recordStreamArn": "arn:aws:kinesis:us-east-1:123456789012:stream/memory-records",
+        "encryption": "customer-key",
+        "alarmEmail": "ops@example.com",
+    },
     "telegram-customer-key": {
         "telegram": "true",
         "encryption": "customer-key",

@@ -26,6 +26,10 @@
 - ``telegram`` (default ``false``): add the Telegram reference backend (``infra.components.
   telegram``); ``telegramModelId`` (default: the extraction model) is the model it answers
   with, ``telegramTimezone`` (default ``UTC``) where its chats' days begin.
+- ``recordStreamArn`` (default none): record streaming (``streamDeliveryResources``): the
+  Kinesis data stream memories may deliver their record changes to; adds the delivery function
+  on the items table's (keys-only) stream, allowed to put to that stream only
+  (``infra.components.stream_delivery``, docs/deploy.md).
 
 - ``principalsFile`` (default none): a principals document (JSON or TOML) binding each caller
   IAM ARN to the actors, namespaces and access it may touch through the API
@@ -47,6 +51,8 @@ from collections.abc import Callable
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from cairn.memories import KINESIS_STREAM_ARN_PATTERN
 
 EmbedderKind = Literal["bedrock", "onnx"]
 ProviderKind = Literal["bedrock", "openai", "heuristic"]
@@ -75,6 +81,7 @@ CONTEXT_KEYS: dict[str, str] = {
     "telegramModelId": "telegram_model_id",
     "telegramTimezone": "telegram_timezone",
     "principalsFile": "principals_file",
+    "recordStreamArn": "record_stream_arn",
 }
 
 
@@ -105,6 +112,9 @@ class StackSettings(BaseModel):
     telegram_model_id: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9._:/\-]{1,2048}$")
     telegram_timezone: str = Field(default="UTC", pattern=r"^[A-Za-z0-9_+\-/]{1,64}$")
     principals_file: str | None = Field(default=None, min_length=1)
+    # Record streaming: the one Kinesis data stream memories may deliver their record changes
+    # to (``streamDeliveryResources``); None: no delivery function, no table stream.
+    record_stream_arn: str | None = Field(default=None, pattern=KINESIS_STREAM_ARN_PATTERN)
 
     @model_validator(mode="after")
     def _provider_is_whole(self) -> Self:

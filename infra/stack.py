@@ -33,6 +33,7 @@ from infra.components.lambda_code import ASSET_ROOT, LambdaCode
 from infra.components.lambda_defaults import LambdaDefaults
 from infra.components.model_provider import bedrock_models, invoke_statements, model_environment
 from infra.components.rollout_bucket import RolloutBucket
+from infra.components.stream_delivery import StreamDelivery
 from infra.components.tables import MemoryTables
 from infra.components.telegram import TelegramBot
 from infra.permissions import (
@@ -65,7 +66,9 @@ class CairnStack(Stack):
         )
         self.settings = settings
         self.key = EncryptionKey(self, "Encryption").key if settings.customer_key else None
-        self.tables = MemoryTables(self, "Tables", key=self.key)
+        self.tables = MemoryTables(
+            self, "Tables", key=self.key, items_stream=settings.record_stream_arn is not None
+        )
         self.rollouts = RolloutBucket(
             self, "Rollouts", key=self.key, retention_days=settings.retention_days
         )
@@ -102,6 +105,7 @@ class CairnStack(Stack):
         )
         self._grant_api()
         self.telegram = self._telegram() if settings.telegram else None
+        self.streaming = self._stream_delivery(settings.record_stream_arn)
         self.alarms = self._alarms(settings.alarm_email) if settings.alarm_email else None
         Tags.of(self).add("app", "cairn")
         self._outputs()
@@ -275,6 +279,35 @@ class CairnStack(Stack):
         acknowledge_rollout_objects(function, self.rollouts.bucket)
         self._allow_arming(function, target=self.extraction.sweep)
         self._index_objects(function, erases=True)
+        # Which stream a memory may deliver to ("": none; docs/deploy.md, "Record streaming").
+        function.add_environment("CAIRN_RECORD_STREAM_ARN", self.settings.record_stream_arn or "")
+
+    def _stream_delivery(self, stream_arn: str | None) -> StreamDelivery | None:
+        """Record streaming (``-c recordStreamArn=...``), granted action by action.
+
+        The delivery function reads change items, record versions and memory configurations
+        (items table: GetItem, Query), moves its delivery cursors (UpdateItem), and puts events
+        to the one stream the operator named. It writes no record and reads no event; its
+        trigger (the items table's stream) is granted by the event source mapping.
+        """
+        if stream_arn is None:
+            return None
+        delivery = StreamDelivery(
+            self, "Streaming", lambdas=self.lambdas, table=self.tables.items, stream_arn=stream_arn
+        )
+        for statement in (
+            allow(
+                "dynamodb:GetItem",
+                "dynamodb:Query",
+                "dynamodb:UpdateItem",
+                resources=[self.tables.items.table_arn],
+            ),
+            allow("kinesis:PutRecords", resources=[stream_arn]),
+            *self._key_use("kms:Decrypt"),
+        ):
+            delivery.function.add_to_role_policy(statement)
+        CfnOutput(self, "StreamDeliveryFailuresQueueUrl", value=delivery.failures.queue_url)
+        return delivery
 
     def _telegram(self) -> TelegramBot:
         """The Telegram backend (``-c telegram=true``), granted action by action.
@@ -406,6 +439,8 @@ class CairnStack(Stack):
         }
         if self.telegram is not None:
             functions["TelegramWebhook"] = self.telegram.function
+        if self.streaming is not None:
+            functions["StreamDelivery"] = self.streaming.function
         for name, function in functions.items():
             alarms.add_function(name, function)
         alarms.add(
@@ -425,6 +460,17 @@ class CairnStack(Stack):
             "SweepFailures queue, kept 14 days); idle sessions are not released until sweeps "
             "succeed again: read the Sweep log group",
         )
+        if self.streaming is not None:
+            failures = self.streaming.failures
+            alarms.add(
+                "StreamDeliveryFailures",
+                metric=failures.metric_approximate_number_of_messages_visible(
+                    period=Duration.minutes(5), statistic="Maximum"
+                ),
+                meaning="StreamDelivery: a batch of record changes failed its retries (its "
+                "stream records wait in the DeliveryFailures queue, kept 14 days); the scope's "
+                "next change delivers what is due, or read the StreamDelivery log group",
+            )
         return alarms
 
 

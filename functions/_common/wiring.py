@@ -136,6 +136,8 @@ def reset() -> None:
         model,
         consumer,
         consolidator,
+        stream_cursors,
+        event_sink,
     ):
         builder.cache_clear()
 
@@ -171,6 +173,23 @@ def stores() -> Stores:
         clock=clock(),
         index_objects=objects,
     ).stores()
+
+
+@cache
+def stream_cursors() -> Any:
+    """Record streaming's delivery cursors, in the items table (one item per scope)."""
+    from cairn.store.dynamodb import DynamoDBClient
+    from cairn.store.dynamodb.stream_cursors import DynamoDBStreamCursors
+
+    return DynamoDBStreamCursors(DynamoDBClient(client("dynamodb")), deployment().items_table)
+
+
+@cache
+def event_sink() -> Any:
+    """Record streaming's Kinesis sink (each memory names its own stream)."""
+    from cairn.aws.kinesis_events import KinesisEventSink
+
+    return KinesisEventSink(client("kinesis"))
 
 
 @cache
@@ -331,8 +350,13 @@ def build_api() -> Any:
     memory ARNs name the function's region."""
     from cairn.api import Api, ApiContext, ApiSettings
 
+    # The stack sets CAIRN_RECORD_STREAM_ARN on the API ("" without record streaming): a
+    # memory may name only the stream the delivery function may put to.
+    streams = os.environ.get("CAIRN_RECORD_STREAM_ARN")
     settings = ApiSettings(
-        region=os.environ.get("AWS_REGION") or ApiSettings().region, principals=principals()
+        region=os.environ.get("AWS_REGION") or ApiSettings().region,
+        principals=principals(),
+        delivery_streams=None if streams is None else frozenset(filter(None, [streams])),
     )
     context = ApiContext.build(
         stores(), embedder=embedder(), clock=clock(), settings=settings, extraction=pipeline()

@@ -36,10 +36,21 @@ class MemoryTables(Construct):
     from the schema, and docs/deploy.md has ``cdk diff`` checked for it before an update.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, key: kms.IKey | None) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        key: kms.IKey | None,
+        items_stream: bool = False,
+    ) -> None:
         super().__init__(scope, construct_id)
+        # With record streaming, the items table keeps a stream of keys only (no content
+        # enters it): the change items' keys wake the delivery function.
+        streams = {"items": ddb.StreamViewType.KEYS_ONLY} if items_stream else {}
         self.by_schema: dict[str, ddb.Table] = {
-            schema.logical_name: _table(self, schema, key) for schema in TABLES
+            schema.logical_name: _table(self, schema, key, streams.get(schema.logical_name))
+            for schema in TABLES
         }
         self.items = self.by_schema["items"]
         self.events = self.by_schema["events"]
@@ -49,7 +60,12 @@ def _attribute(attribute: KeyAttribute) -> ddb.Attribute:
     return ddb.Attribute(name=attribute.name, type=_ATTRIBUTE_TYPES[attribute.type])
 
 
-def _table(scope: Construct, schema: TableSchema, key: kms.IKey | None) -> ddb.Table:
+def _table(
+    scope: Construct,
+    schema: TableSchema,
+    key: kms.IKey | None,
+    stream: ddb.StreamViewType | None,
+) -> ddb.Table:
     table = ddb.Table(
         scope,
         schema.logical_name.capitalize(),
@@ -65,6 +81,7 @@ def _table(scope: Construct, schema: TableSchema, key: kms.IKey | None) -> ddb.T
         # Memory is the product: deleting the stack must never delete it (docs/deploy.md).
         removal_policy=RETAINED,
         deletion_protection=True,
+        stream=stream,
     )
     for index in schema.global_indexes:
         table.add_global_secondary_index(

@@ -208,6 +208,28 @@ class NamespaceKey(Frozen):
     regex_pattern: Annotated[str, Field(min_length=1, max_length=64)] | None = None
 
 
+KINESIS_STREAM_ARN_PATTERN = (
+    r"^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]{1,128}$"
+)
+StreamLevel = Literal["METADATA_ONLY", "FULL_CONTENT"]
+
+
+class StreamDelivery(Frozen):
+    """Where a memory's record changes are delivered (``streamDeliveryResources``): one
+    Kinesis data stream, one event per record version written, and how much of the record an
+    event carries (``level``; as given, ``None`` delivering metadata only). Erased records are
+    delivered as tombstones whatever the level (``cairn.streaming``). Changes committed before
+    ``enabled_at`` (delivery turned on, or pointed at another stream) are not delivered."""
+
+    data_stream_arn: Annotated[str, Field(pattern=KINESIS_STREAM_ARN_PATTERN)]
+    level: StreamLevel | None = None
+    enabled_at: UtcDatetime
+
+    @property
+    def full_content(self) -> bool:
+        return self.level == "FULL_CONTENT"
+
+
 class MemoryConfig(Frozen):
     """A memory resource's configuration; ``revision`` grows by one with every stored change."""
 
@@ -225,6 +247,7 @@ class MemoryConfig(Frozen):
     execution_role_arn: Arn | None = None
     indexed_keys: tuple[IndexedKey, ...] = ()
     namespace_keys: tuple[NamespaceKey, ...] = ()
+    stream: StreamDelivery | None = None
     # Set (never cleared) once a record of the memory is given an expiry, so only such a
     # memory's searches pay for checking it.
     records_expire: bool = False

@@ -32,7 +32,6 @@ def _semantic(**extra: Any) -> dict[str, Any]:
 
 REFUSED: dict[str, tuple[str, dict[str, Any]]] = {
     "encryption-key": ("encryptionKeyArn", {"encryptionKeyArn": "arn:aws:kms:us-east-1:1:key/k"}),
-    "stream-delivery": ("streamDeliveryResources", {"streamDeliveryResources": STREAM}),
     "record-schema": (
         "memoryRecordSchema",
         {
@@ -58,17 +57,75 @@ def test_a_refused_field_is_a_validation_error_naming_it_and_creates_nothing(
     assert not [m for m in listed if m["id"].startswith(name + "-")]
 
 
-def test_update_refuses_stream_delivery_and_leaves_the_memory_as_it_was(
-    control_plane: Any,
+def test_stream_delivery_is_created_updated_returned_and_turned_off(control_plane: Any) -> None:
+    memory = control_plane.create_memory(
+        name=unique_name(), eventExpiryDuration=7, streamDeliveryResources=STREAM
+    )["memory"]
+    assert memory["streamDeliveryResources"] == STREAM
+    got = control_plane.get_memory(memoryId=memory["id"])["memory"]
+    assert got["streamDeliveryResources"] == STREAM
+
+    metadata = {"resources": [{"kinesis": {**STREAM["resources"][0]["kinesis"]}}]}
+    metadata["resources"][0]["kinesis"]["contentConfigurations"] = [
+        {"type": "MEMORY_RECORDS", "level": "METADATA_ONLY"}
+    ]
+    updated = control_plane.update_memory(memoryId=memory["id"], streamDeliveryResources=metadata)
+    assert updated["memory"]["streamDeliveryResources"] == metadata
+    assert control_plane.get_memory(memoryId=memory["id"])["memory"]["streamDeliveryResources"] == (
+        metadata
+    )
+
+    control_plane.update_memory(memoryId=memory["id"], streamDeliveryResources={"resources": []})
+    assert (
+        "streamDeliveryResources" not in control_plane.get_memory(memoryId=memory["id"])["memory"]
+    )
+
+
+BAD_STREAMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "not-kinesis": (
+        "dataStreamArn",
+        {"kinesis": {**STREAM["resources"][0]["kinesis"], "dataStreamArn": "arn:aws:sqs:x:1:q"}},
+    ),
+    "two-configurations": (
+        "contentConfigurations",
+        {
+            "kinesis": {
+                "dataStreamArn": STREAM["resources"][0]["kinesis"]["dataStreamArn"],
+                "contentConfigurations": [{"type": "MEMORY_RECORDS"}] * 2,
+            }
+        },
+    ),
+    "unknown-level": (
+        "level",
+        {
+            "kinesis": {
+                "dataStreamArn": STREAM["resources"][0]["kinesis"]["dataStreamArn"],
+                "contentConfigurations": [{"type": "MEMORY_RECORDS", "level": "EVERYTHING"}],
+            }
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_STREAMS), ids=list(BAD_STREAMS))
+def test_a_bad_stream_delivery_is_a_validation_error_naming_it_and_changes_nothing(
+    control_plane: Any, case: str
 ) -> None:
+    field, resource = BAD_STREAMS[case]
+    name = unique_name()
     memory = control_plane.create_memory(name=unique_name(), eventExpiryDuration=7)["memory"]
+    bad = {"resources": [resource]}
 
-    with pytest.raises(control_plane.exceptions.ValidationException, match="streamDelivery"):
-        control_plane.update_memory(memoryId=memory["id"], streamDeliveryResources=STREAM)
+    with pytest.raises(control_plane.exceptions.ValidationException, match=field):
+        control_plane.create_memory(name=name, eventExpiryDuration=7, streamDeliveryResources=bad)
+    with pytest.raises(control_plane.exceptions.ValidationException, match=field):
+        control_plane.update_memory(memoryId=memory["id"], streamDeliveryResources=bad)
 
-    after = control_plane.get_memory(memoryId=memory["id"])["memory"]
-    assert "streamDeliveryResources" not in after
-    assert after["status"] == "ACTIVE"
+    listed = control_plane.list_memories(maxResults=100)["memories"]
+    assert not [m for m in listed if m["id"].startswith(name + "-")]
+    assert (
+        "streamDeliveryResources" not in control_plane.get_memory(memoryId=memory["id"])["memory"]
+    )
 
 
 def test_stored_fields_come_back_and_ignored_ones_change_nothing(control_plane: Any) -> None:

@@ -30,11 +30,6 @@ KNOWN_GAPS: dict[str, str] = {
         "percentage and with no mapping from another model's cosine, so any rescaling of "
         "MiniLM's score to clear these bars would be a made-up number"
     ),
-    "test_memory_client.py::TestMemoryClient::test_stream_delivery_create_and_update": (
-        "cairn refuses streamDeliveryResources (ValidationException): it streams no records to "
-        "Kinesis, and accepting the configuration without delivering would lose what the "
-        "caller expects to receive"
-    ),
 }
 
 

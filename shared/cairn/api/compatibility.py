@@ -314,10 +314,15 @@ ROWS: tuple[Row, ...] = (
     Row(
         "CreateMemory",
         "streamDeliveryResources",
-        N,
-        "refused: cairn delivers no record events to Kinesis, and accepting the "
-        "configuration would silently deliver nothing; the embedded store keeps a change feed "
-        "instead (`cairn changes --follow`, docs/operations.md)",
+        D,
+        "one Kinesis data stream, returned as given; every record version cairn writes is one "
+        "event with an id a redelivery repeats (at least once, per scope in commit order), an "
+        "erasure one tombstone event with no content; FULL_CONTENT adds the version's content "
+        "read at delivery, so an erased record's earlier events carry none either. Delivered "
+        "by the stack's stream delivery function to the one stream it is deployed with (a "
+        'memory naming another is refused; docs/deploy.md, "Record streaming"); '
+        "behind `cairn serve` stored and returned but not sent to Kinesis: the same changes "
+        "are read with `cairn changes --follow --json`",
     ),
     Row("CreateMemory", "memoryExecutionRoleArn", D, "stored and returned; never assumed"),
     Row("CreateMemory", "indexedKeys", D, "stored and returned; every metadata key is filterable"),
@@ -331,8 +336,8 @@ ROWS: tuple[Row, ...] = (
     Row(
         "UpdateMemory",
         "streamDeliveryResources",
-        N,
-        "refused, as in CreateMemory",
+        D,
+        "as in CreateMemory; `resources: []` turns delivery off",
     ),
     Row(
         "DeleteMemory",

@@ -119,7 +119,8 @@ PROOFS: dict[tuple[str, str], str | None] = {
     ): "tests/unit/test_api_record_expiry.py::"
     "test_records_a_strategy_extracts_expire_after_its_days",
     ("CreateMemory", "encryptionKeyArn"): _REFUSED,
-    ("CreateMemory", "streamDeliveryResources"): _REFUSED,
+    ("CreateMemory", "streamDeliveryResources"): _FIELDS
+    + "test_stream_delivery_is_created_updated_returned_and_turned_off",
     ("CreateMemory", "memoryExecutionRoleArn"): _FIELDS
     + "test_stored_fields_come_back_and_ignored_ones_change_nothing",
     ("CreateMemory", "indexedKeys"): _CONTROL + "test_update_adds_modifies_and_deletes_strategies",
@@ -134,7 +135,7 @@ PROOFS: dict[tuple[str, str], str | None] = {
     ("UpdateMemory", "addIndexedKeys"): _CONTROL
     + "test_update_adds_modifies_and_deletes_strategies",
     ("UpdateMemory", "streamDeliveryResources"): _FIELDS
-    + "test_update_refuses_stream_delivery_and_leaves_the_memory_as_it_was",
+    + "test_stream_delivery_is_created_updated_returned_and_turned_off",
     ("DeleteMemory", ""): _CONTROL + "test_a_deleted_memory_is_gone",
     ("ListMemories", ""): _CONTROL + "test_memories_are_listed_across_pages",
 }

@@ -46,6 +46,10 @@ class ApiSettings:
     principals: Principals | None = None
     # When built-in strategies (no trigger conditions on the wire) release a rollout.
     built_in_triggers: TriggerConditions = BUILT_IN_TRIGGERS
+    # The Kinesis streams this deployment delivers record changes to (the stack's
+    # ``recordStreamArn``); a memory naming another is refused. ``None`` (``cairn serve``):
+    # any stream is stored, none is delivered to (docs/deploy.md, "Record streaming").
+    delivery_streams: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

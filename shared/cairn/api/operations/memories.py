@@ -22,6 +22,7 @@ from cairn.api.operations.strategies import (
     strategy_from_wire,
     strategy_to_wire,
 )
+from cairn.api.operations.stream_delivery import FIELD, stream_from_wire, stream_to_wire
 from cairn.api.operations.updates import updated_memory
 from cairn.erasure import erase_actor
 from cairn.memories import (
@@ -35,7 +36,6 @@ from cairn.ports import MAX_PAGE_SIZE
 
 UNSUPPORTED_MEMORY_FIELDS = {
     "encryptionKeyArn": "cairn encrypts with its deployment's own key, not one per memory",
-    "streamDeliveryResources": "cairn does not stream records to Kinesis",
 }
 
 
@@ -59,6 +59,8 @@ def memory_to_wire(memory: MemoryConfig) -> dict[str, Any]:
         wire["indexedKeys"] = [k.model_dump() for k in memory.indexed_keys]
     if memory.namespace_keys:
         wire["namespaceKeys"] = [namespace_key_to_wire(k) for k in memory.namespace_keys]
+    if memory.stream is not None:
+        wire["streamDeliveryResources"] = stream_to_wire(memory.stream)
     return wire
 
 
@@ -88,6 +90,9 @@ def create_memory(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
         indexed_keys=tuple(IndexedKey.model_validate(k) for k in params.get("indexedKeys") or []),
         namespace_keys=keys,
         records_expire=any(s.record_expiry_days is not None for s in strategies),
+        stream=None
+        if (wire := params.get(FIELD)) is None
+        else stream_from_wire(wire, now, deliverable=ctx.settings.delivery_streams),
     )
 
     def execute() -> Outcome:
@@ -109,13 +114,10 @@ def get_memory(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def update_memory(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
-    refuse(
-        params,
-        "(body)",
-        {"streamDeliveryResources": UNSUPPORTED_MEMORY_FIELDS["streamDeliveryResources"]},
-    )
     current = ctx.memories.get(params["memoryId"])
-    updated = updated_memory(current, params, ctx.clock.now())
+    updated = updated_memory(
+        current, params, ctx.clock.now(), deliverable=ctx.settings.delivery_streams
+    )
 
     def execute() -> Outcome:
         ctx.memories.replace(updated, expected_revision=current.revision)

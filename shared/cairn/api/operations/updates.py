@@ -21,6 +21,7 @@ from cairn.api.operations.strategies import (
     template_of,
     triggers_from_wire,
 )
+from cairn.api.operations.stream_delivery import FIELD, stream_from_wire
 from cairn.memories import (
     IndexedKey,
     MemoryConfig,
@@ -129,8 +130,15 @@ def _strategies(
     return tuple(strategies.values())
 
 
-def updated_memory(current: MemoryConfig, params: dict[str, Any], now: datetime) -> MemoryConfig:
-    """``current`` with the validated UpdateMemory ``params`` applied (the next revision)."""
+def updated_memory(
+    current: MemoryConfig,
+    params: dict[str, Any],
+    now: datetime,
+    *,
+    deliverable: frozenset[str] | None = None,
+) -> MemoryConfig:
+    """``current`` with the validated UpdateMemory ``params`` applied (the next revision);
+    ``deliverable`` as in ``stream_delivery.stream_from_wire``."""
     keys = current.namespace_keys
     changes: dict[str, Any] = {}
     if params.get("namespaceKeys") is not None:
@@ -153,6 +161,10 @@ def updated_memory(current: MemoryConfig, params: dict[str, Any], now: datetime)
                 "addIndexedKeys: a key is indexed already", field="addIndexedKeys"
             )
         changes["indexed_keys"] = (*current.indexed_keys, *added)
+    if params.get(FIELD) is not None:
+        changes["stream"] = stream_from_wire(
+            params[FIELD], now, current.stream, deliverable=deliverable
+        )
     strategies = changes.get("strategies", current.strategies)
     if any(s.record_expiry_days is not None for s in strategies):
         changes["records_expire"] = True

@@ -1,0 +1,84 @@
+"""Deliver a scope's record changes to its memory's stream, at least once, in sequence order.
+
+``deliver_scope`` reads the scope's change feed after the scope's delivery cursor, makes one
+event per change (``events.stream_event``), puts them to the memory's Kinesis stream, and only
+then moves the cursor. A crash between the put and the move delivers those changes again on
+the next run, with the same ``eventId``s: at least once, a redelivery recognisable. A change
+committed before the memory's delivery was enabled (``StreamDelivery.enabled_at``) is passed
+over (the cursor moves past it, nothing is put); a memory without delivery is not read at all.
+
+Two deliverers of one scope at once (two stream triggers in flight) both put, and the cursor
+only ever moves forward (``StreamCursors.advance`` is conditional): duplicates, never a gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from cairn.errors import MemoryNotFoundError, RecordNotFoundError
+from cairn.memories import StreamDelivery
+from cairn.models import RecordVersion, Scope
+from cairn.ports import MemoryConfigStore, RecordChange, RecordChangeFeed, RecordStore
+from cairn.streaming.events import stream_event
+
+PAGE = 500  # Kinesis PutRecords takes at most 500 records
+
+
+class StreamCursors(Protocol):
+    """Per scope, the last change sequence delivered (0 before the first)."""
+
+    def delivered(self, scope: Scope) -> int: ...
+
+    def advance(self, scope: Scope, to: int) -> None:
+        """Move the cursor to ``to``; a cursor already there or past it (another deliverer)
+        stays where it is."""
+        ...
+
+
+class EventSink(Protocol):
+    def put(self, stream_arn: str, events: Sequence[dict[str, Any]]) -> None:
+        """Put every event to the stream (partition key: the event's scope), or raise a
+        retryable error having put only some: the caller delivers them all again."""
+        ...
+
+
+def deliver_scope(
+    scope: Scope,
+    *,
+    feed: RecordChangeFeed,
+    records: RecordStore,
+    memories: MemoryConfigStore,
+    cursors: StreamCursors,
+    sink: EventSink,
+) -> int:
+    """Deliver every change of ``scope`` after its cursor; return how many events were put."""
+    try:
+        stream: StreamDelivery | None = memories.get(scope.memory_id).stream
+    except MemoryNotFoundError:
+        return 0  # a deleted memory (its changes are erasures): nowhere to deliver to
+    if stream is None:
+        return 0
+    put = 0
+    after = cursors.delivered(scope)
+    while page := feed.scope_changes(scope, after, limit=PAGE):
+        events = [
+            stream_event(c, _version(records, scope, c), stream)
+            for c in page
+            if c.at >= stream.enabled_at
+        ]
+        if events:
+            sink.put(stream.data_stream_arn, events)
+            put += len(events)
+        after = page[-1].sequence
+        cursors.advance(scope, after)
+    return put
+
+
+def _version(records: RecordStore, scope: Scope, change: RecordChange) -> RecordVersion | None:
+    if change.kind == "erased":
+        return None  # a tombstone: no read, no content
+    try:
+        return records.get_version(scope, change.record_id, change.version)
+    except RecordNotFoundError:
+        return None
