@@ -164,7 +164,7 @@ def test_a_redelivery_repeats_the_same_event_ids(
     cursors = wiring.stream_cursors()
     crashed: list[bool] = []
 
-    def crash_before_the_cursor_moves(scope: Scope, to: int) -> None:
+    def crash_before_the_cursor_moves(scope: Scope, to: int, stream_arn: str) -> None:
         crashed.append(True)
         raise RuntimeError("killed after the put")  # not a CairnError: the invocation dies
 
@@ -203,3 +203,23 @@ def test_a_memory_without_delivery_puts_nothing_and_a_metadata_event_carries_no_
     stores.records.apply(scope, [Create(record=new_fact("Lives in Porto", namespace="/facts/a1/"))])
     _deliver(session, deployment)
     assert len(_kinesis_events(session, stream)) == 1
+
+
+def test_a_deleted_memorys_erasures_reach_the_stream_it_delivered_to(
+    session: Any, deployment: Deployment, streamed: tuple[Any, str, Scope]
+) -> None:
+    stores, stream, scope = streamed
+    (secret,) = stores.records.apply(
+        scope, [Create(record=new_fact(PRIVATE, namespace="/facts/a1/"))]
+    )
+    _deliver(session, deployment)  # the consumer was sent the content
+
+    stores.records.erase_scope(scope)  # DeleteMemory: every record erased, then the config
+    stores.memories.delete(scope.memory_id)
+    _deliver(session, deployment)
+
+    created, erased = _kinesis_events(session, stream)
+    assert created["content"]["text"] == PRIVATE
+    assert (erased["memoryRecordId"], erased["change"]) == (secret.record_id, "erased")
+    assert erased["tombstone"] is True
+    assert "4417" not in json.dumps(erased)

@@ -6,6 +6,9 @@ then moves the cursor. A crash between the put and the move delivers those chang
 the next run, with the same ``eventId``s: at least once, a redelivery recognisable. A change
 committed before the memory's delivery was enabled (``StreamDelivery.enabled_at``) is passed
 over (the cursor moves past it, nothing is put); a memory without delivery is not read at all.
+A memory deleted since (DeleteMemory erases every record first) still has its erasures
+delivered, as tombstones, to the stream the scope's cursor last delivered to: a consumer that
+was sent content is told it is gone.
 
 Two deliverers of one scope at once (two stream triggers in flight) both put, and the cursor
 only ever moves forward (``StreamCursors.advance`` is conditional): duplicates, never a gap.
@@ -14,6 +17,7 @@ only ever moves forward (``StreamCursors.advance`` is conditional): duplicates, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from cairn.errors import MemoryNotFoundError, RecordNotFoundError
@@ -23,16 +27,18 @@ from cairn.ports import MemoryConfigStore, RecordChange, RecordChangeFeed, Recor
 from cairn.streaming.events import stream_event
 
 PAGE = 500  # Kinesis PutRecords takes at most 500 records
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class StreamCursors(Protocol):
-    """Per scope, the last change sequence delivered (0 before the first)."""
+    def delivered(self, scope: Scope) -> tuple[int, str | None]:
+        """The last change sequence of the scope delivered (0 before the first) and the
+        stream it was delivered to (``None`` before the first)."""
+        ...
 
-    def delivered(self, scope: Scope) -> int: ...
-
-    def advance(self, scope: Scope, to: int) -> None:
-        """Move the cursor to ``to``; a cursor already there or past it (another deliverer)
-        stays where it is."""
+    def advance(self, scope: Scope, to: int, stream_arn: str) -> None:
+        """Move the cursor to ``to`` (delivered to ``stream_arn``); a cursor already there or
+        past it (another deliverer) stays where it is."""
         ...
 
 
@@ -53,14 +59,17 @@ def deliver_scope(
     sink: EventSink,
 ) -> int:
     """Deliver every change of ``scope`` after its cursor; return how many events were put."""
+    after, delivered_to = cursors.delivered(scope)
     try:
         stream: StreamDelivery | None = memories.get(scope.memory_id).stream
     except MemoryNotFoundError:
-        return 0  # a deleted memory (its changes are erasures): nowhere to deliver to
+        if delivered_to is None:
+            return 0  # deleted before anything of the scope was delivered: nothing to retract
+        # Every record of a deleted memory is erased, so each event is a tombstone.
+        stream = StreamDelivery(data_stream_arn=delivered_to, enabled_at=_EPOCH)
     if stream is None:
         return 0
     put = 0
-    after = cursors.delivered(scope)
     while page := feed.scope_changes(scope, after, limit=PAGE):
         events = [
             stream_event(c, _version(records, scope, c), stream)
@@ -71,7 +80,7 @@ def deliver_scope(
             sink.put(stream.data_stream_arn, events)
             put += len(events)
         after = page[-1].sequence
-        cursors.advance(scope, after)
+        cursors.advance(scope, after, stream.data_stream_arn)
     return put
 
 
