@@ -120,6 +120,9 @@ def commit(
     apply reads it with its heads), and when only the sequence had moved (another writer of
     the scope committed in between), read it again and resend; a scope this busy for
     ``_ROUNDS`` rounds is ``StoreUnavailableError`` (retryable)."""
+    if not entries:  # no record written (an apply that only consumes rollouts): no feed
+        db.transact(build(()))
+        return
     for _ in range(_ROUNDS):
         last = read_sequence(db, table, pk) if sequence is None else sequence
         sequence = None
