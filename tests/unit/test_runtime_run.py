@@ -12,6 +12,7 @@ from cairn.ports import Stores
 from cairn.recall import replay
 from cairn.recall.render import CAVEAT, HEADING
 from cairn.runtime import MemorySession, SessionOptions
+from cairn.runtime.release import Release
 from cairn.testing import HashingEmbedder, InMemoryBackend
 
 SCOPE = Scope(memory_id="mem-1", actor_id="tg:42")
@@ -55,7 +56,9 @@ def test_the_block_is_fixed_for_the_run_even_when_the_run_learns(stores: Stores)
     # Inferred earlier, so the model's memory_edit may revise it (never a user statement).
     (oat,) = _remember(stores, "The user drinks oat milk flat whites.", kind=SourceKind.MODEL)
     session = _session(stores)
-    run = session.start_run("what milk does the user drink?")
+    # The lesson repeats the untrusted record's words, so the host releases it (the release
+    # itself is tested in test_runtime_release.py).
+    run = session.start_run("what milk does the user drink?", release=lambda _: Release("host"))
     before = run.block
     assert oat in before
 

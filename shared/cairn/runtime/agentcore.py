@@ -20,7 +20,7 @@ untrusted (rendered as quoted data) with confidence 0.50; the server journals it
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -118,6 +118,17 @@ class AgentCoreSessionStore:
         self, scope: Scope, query: RecallQuery, shown: Sequence[RecalledItem], policy: RecallPolicy
     ) -> str | None:
         return None  # the server journalled the retrieval this injection was chosen from
+
+    def journal_release(
+        self,
+        scope: Scope,
+        filters: Mapping[str, str],
+        released: Sequence[RecalledItem],
+        policy: RecallPolicy,
+    ) -> str | None:
+        # The AgentCore wire API has no journal a client may write: the release is kept on the
+        # run (``Run.releases``) only (docs/security.md).
+        return None
 
     def learn(self, scope: Scope, record: NewRecord) -> Written:
         digest = content_digest(record.content)

@@ -15,7 +15,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cairn.models import EventInput
+from cairn.errors import InvalidInputError
+from cairn.models import EventInput, Role
 
 logger = logging.getLogger(__name__)
 
@@ -110,3 +111,14 @@ class TurnBuffer:
                 written += 1
             _track(self, pending=False)
         return written
+
+
+def turn_role(role: Role | str) -> Role:
+    """``role`` as a ``Role`` (case-insensitive); an unknown one is refused."""
+    if isinstance(role, Role):
+        return role
+    try:
+        return Role(role.upper())
+    except ValueError:
+        allowed = ", ".join(r.value for r in Role)
+        raise InvalidInputError(f"a turn's role must be one of {allowed}") from None

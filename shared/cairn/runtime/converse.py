@@ -4,17 +4,20 @@ The loop calls anything shaped like ``bedrock_runtime.converse(**request)`` (bot
 method, or ``ScriptedConverse`` in tests and the offline demo). Each answer starts a run, so
 recall is assembled once and the system prompt is byte-identical for every model call of the
 run; tool calls are answered by the run's ``MemoryTools``, after the host's permission gate for
-the tools that write durable state. The user's message and the final answer are recorded as
-turns.
+the tools that write durable state, or by the host's own ``sinks``; a write or a sink whose
+input carries untrusted recalled memory runs only with the host's ``release``. The user's
+message and the final answer are recorded as turns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from cairn.errors import ReleaseRequiredError
 from cairn.models import Role
+from cairn.runtime.release import ReleaseGate, deny_release
 from cairn.runtime.run import Run
 from cairn.runtime.session import MemorySession
 from cairn.runtime.tool_definitions import ToolDefinition, ToolOutcome
@@ -34,6 +37,17 @@ def allow_all(definition: ToolDefinition, arguments: Mapping[str, Any]) -> bool:
 def deny_writes(definition: ToolDefinition, arguments: Mapping[str, Any]) -> bool:
     """A gate that refuses every tool that writes durable state; recall stays available."""
     return not definition.needs_permission
+
+
+@dataclass(frozen=True, slots=True)
+class HostSink:
+    """A host's own tool that reaches the outside world (send a message, call an API): its
+    Converse ``toolSpec`` (name, description, inputSchema) and the function that runs it. It
+    runs only when its input carries no untrusted recall, or the host's release gate released
+    it (``cairn.runtime.release``)."""
+
+    spec: Mapping[str, Any]
+    call: Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +86,14 @@ class ConverseAgent:
     inference_config: Mapping[str, Any] | None = None
     # Bedrock prompt caching: a cache point after the run's fixed system prompt.
     cache_point: bool = False
+    # Asked when a write or a sink carries untrusted recall (default: never released).
+    release: ReleaseGate = deny_release
+    # The host's own tools that reach the outside world, by name.
+    sinks: Mapping[str, HostSink] = field(default_factory=dict)
 
     def answer(self, user_text: str, history: Sequence[Message] = ()) -> Answer:
         """Answer ``user_text`` in a new run; the prompt's system part is fixed for the run."""
-        run = self.session.start_run(user_text)
+        run = self.session.start_run(user_text, release=self.release)
         system = self._system(run)
         content: list[dict[str, Any]] = [{"text": user_text}]
         if (injected := run.turn_context(user_text)) is not None:
@@ -112,7 +130,12 @@ class ConverseAgent:
         self, run: Run, system: list[dict[str, Any]], messages: list[Message]
     ) -> dict[str, Any]:
         request: dict[str, Any] = {"modelId": self.model_id, "system": system, "messages": messages}
-        if (tool_config := run.tools.converse_tool_config()) is not None:
+        tool_config = run.tools.converse_tool_config() or {"tools": []}
+        tool_config["tools"] = [
+            *tool_config["tools"],
+            *({"toolSpec": dict(sink.spec)} for sink in self.sinks.values()),
+        ]
+        if tool_config["tools"]:
             request["toolConfig"] = tool_config
         if self.inference_config is not None:
             request["inferenceConfig"] = dict(self.inference_config)
@@ -122,6 +145,10 @@ class ConverseAgent:
         name = str(use["name"])
         given = use.get("input")
         arguments: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        if name in self.sinks:
+            outcome, permitted = self._sink(run, name, arguments), True
+            calls.append(ToolCall(name, arguments, outcome, permitted))
+            return converse_tool_result(str(use["toolUseId"]), outcome)
         definition = run.tools.definition(name)
         permitted = definition is None or not definition.needs_permission
         if definition is not None and definition.needs_permission:
@@ -132,3 +159,10 @@ class ConverseAgent:
             outcome = ToolOutcome.failed(f"the host did not permit {name} here; go on without it")
         calls.append(ToolCall(name=name, arguments=arguments, outcome=outcome, permitted=permitted))
         return converse_tool_result(str(use["toolUseId"]), outcome)
+
+    def _sink(self, run: Run, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
+        try:
+            run.require_release(name, arguments)
+        except ReleaseRequiredError as exc:
+            return ToolOutcome.failed(exc.message)
+        return ToolOutcome(ok=True, content=dict(self.sinks[name].call(arguments)))

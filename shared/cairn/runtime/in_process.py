@@ -10,7 +10,7 @@ stays; only independent evidence confirms).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from cairn.authority import may_change
 from cairn.changes import Create, NewRecord, RecordPatch, Retract, Revise, Vector
@@ -27,6 +27,7 @@ from cairn.models import (
 )
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
 from cairn.recall import RecalledEntry, RecallPolicy, RecallQuery, recall
+from cairn.recall.budget import block_entry
 from cairn.recall.journal import block_digest, new_journal_id
 from cairn.recall.render import BlockEntry, entry_date, is_contested, render_block
 from cairn.runtime.session_store import Recalled, RecalledItem, Written
@@ -88,15 +89,43 @@ class InProcessSessionStore:
     def journal_injection(
         self, scope: Scope, query: RecallQuery, shown: Sequence[RecalledItem], policy: RecallPolicy
     ) -> str | None:
-        now = self._clock.now()
         block = render_block([item.entry for item in shown])
+        filters = {**query.filters(), "top_k": str(query.top_k), "injection": "turn"}
+        return self._journal(scope, query.text, filters, shown, block, policy)
+
+    def journal_release(
+        self,
+        scope: Scope,
+        filters: Mapping[str, str],
+        released: Sequence[RecalledItem],
+        policy: RecallPolicy,
+    ) -> str | None:
+        # Rendered from the stored versions as replay renders them, whichever recall (the
+        # block, an injection, memory_recall) showed each, so replaying the release matches.
+        versions = [
+            self._stores.records.get_version(scope, i.record_id, i.version or 1) for i in released
+        ]
+        block = render_block([block_entry(v, policy.max_entry_bytes) for v in versions])
+        query = f"(release: {filters.get('release', '')})"
+        return self._journal(scope, query, dict(filters), released, block, policy)
+
+    def _journal(
+        self,
+        scope: Scope,
+        query: str,
+        filters: dict[str, str],
+        shown: Sequence[RecalledItem],
+        block: str,
+        policy: RecallPolicy,
+    ) -> str:
+        now = self._clock.now()
         entry = JournalEntry(
             journal_id=new_journal_id(now),
             memory_id=scope.memory_id,
             actor_id=scope.actor_id,
             created_at=now,
-            query=query.text,
-            filters={**query.filters(), "top_k": str(query.top_k), "injection": "turn"},
+            query=query,
+            filters=filters,
             embedder=self._embedder.identity if self._embedder is not None else None,
             policy=policy.knobs(),
             selected=tuple(

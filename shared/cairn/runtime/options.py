@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from cairn.models import Frozen, Namespace
@@ -42,3 +44,7 @@ class SessionOptions(Frozen):
     # Tools -----------------------------------------------------------------------------------
     # Offer memory_edit where the store can curate; a host can withhold it.
     curate: bool = True
+    # Untrusted recall reaching a write or a host's sink (cairn.runtime.taint): "overlap" asks
+    # the host's release for a call whose arguments repeat an untrusted entry shown in this
+    # session; "strict" for every such call once any untrusted entry was shown.
+    taint: Literal["overlap", "strict"] = "overlap"

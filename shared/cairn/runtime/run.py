@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from cairn.consolidate.evidence import (
     EvidencePayload,
@@ -39,7 +39,9 @@ from cairn.recall.query import MAX_QUERY_CHARS, MAX_TOP_K
 from cairn.recall.render import render_block
 from cairn.rollout.index import new_evidence_id
 from cairn.runtime.options import SessionOptions
+from cairn.runtime.release import Released, ReleaseGate, SinkGuard, deny_release
 from cairn.runtime.session_store import Recalled, RecalledItem, SessionStore
+from cairn.runtime.taint import TaintLedger
 from cairn.runtime.tools import MemoryTools
 
 logger = logging.getLogger(__name__)
@@ -81,8 +83,20 @@ class Run:
         on_error: ErrorCallback | None = None,
         parent_run_id: str | None = None,
         history: BootWindow | None = None,
+        ledger: TaintLedger | None = None,
+        release: ReleaseGate = deny_release,
     ) -> None:
         self.run_id = new_run_id(clock)
+        self._ledger = ledger if ledger is not None else TaintLedger()
+        self._guard = SinkGuard(
+            ledger=self._ledger,
+            gate=release,
+            store=store,
+            scope=scope,
+            run_id=self.run_id,
+            policy=options.policy,
+            strict=options.taint == "strict",
+        )
         self.parent_run_id = parent_run_id
         self.status: RunStatus | None = None
         self.evidence_id: str | None = None
@@ -104,8 +118,11 @@ class Run:
             run_id=self.run_id,
             policy=options.policy,
             curate=options.curate,
+            guard=self._guard,
+            ledger=self._ledger,
         )
         boot = self._assemble(query)
+        self._ledger.add(boot.items, boot.journal_id)
         self.block: str = boot.block
         self.journal_id: str | None = boot.journal_id
         self.injections: list[str] = []
@@ -116,6 +133,17 @@ class Run:
     @property
     def has_memory(self) -> bool:
         return self._store is not None
+
+    @property
+    def releases(self) -> tuple[Released, ...]:
+        """The calls of this run the host's gate released, each with its journal id."""
+        return tuple(self._guard.releases)
+
+    def require_release(self, sink: str, arguments: Mapping[str, Any]) -> Released | None:
+        """Ask before a host's own sink runs (sending a message, calling an API): ``None`` if
+        ``arguments`` carry no untrusted recall of this session, the journalled release if the
+        host's gate gave one, else ``ReleaseRequiredError`` (do not run the sink)."""
+        return self._guard.check(sink, arguments)
 
     def system_prompt(self, base: str) -> str:
         """``base`` followed by the run's block and its boot window (just ``base`` in a
@@ -198,6 +226,7 @@ class Run:
         if not fresh:
             return None
         journal_id = self._store.journal_injection(self._scope, query, fresh, self._options.policy)
+        self._ledger.add(fresh, journal_id)
         if journal_id is not None:
             self.injections.append(journal_id)
         self._shown.update(item.record_id for item in fresh)

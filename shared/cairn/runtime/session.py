@@ -31,11 +31,13 @@ from cairn.history.boot_window import BootWindow, read_window
 from cairn.models import Conversational, EventInput, Role, Scope, SessionId
 from cairn.ports import Clock, Embedder, Stores
 from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
-from cairn.runtime.buffer import PendingTurn, TurnBuffer
+from cairn.runtime.buffer import PendingTurn, TurnBuffer, turn_role
 from cairn.runtime.in_process import Appender, InProcessSessionStore, Releaser
 from cairn.runtime.options import SessionOptions
+from cairn.runtime.release import ReleaseGate, deny_release
 from cairn.runtime.run import EvidenceSink, Run
 from cairn.runtime.session_store import SessionStore
+from cairn.runtime.taint import TaintLedger
 from cairn.runtime.tool_definitions import ToolDefinition, offered_tools
 
 _SESSION_ID: TypeAdapter[str] = TypeAdapter(SessionId)
@@ -85,6 +87,7 @@ class MemorySession:
         self._clock = clock or SystemClock()
         self._last_stamp: datetime | None = None
         self._closed = False
+        self._taint = TaintLedger()  # untrusted entries any run of this session showed
         self._lock = threading.Lock()
         self._buffer = TurnBuffer(
             self._write,
@@ -185,9 +188,13 @@ class MemorySession:
         """Turns accepted but not yet written to the store."""
         return self._buffer.pending
 
-    def start_run(self, query: str, *, parent_run_id: str | None = None) -> Run:
+    def start_run(
+        self, query: str, *, parent_run_id: str | None = None, release: ReleaseGate = deny_release
+    ) -> Run:
         """Start a run: recall for ``query`` (usually the user's message) now, once; the run's
-        ``block`` stays the same until the run is over. A child run names its parent."""
+        ``block`` stays the same until the run is over. A child run names its parent. A write
+        or a host's sink whose input repeats untrusted memory this session showed runs only
+        when ``release`` (the host's gate; default: never) releases it."""
         self._check_open()
         budget = self.options.history_budget_tokens
         window = self.boot_window(budget) if budget is not None else None
@@ -203,6 +210,8 @@ class MemorySession:
             on_error=self._on_error,
             parent_run_id=parent_run_id,
             history=window,
+            ledger=self._taint,
+            release=release,
         )
 
     def boot_window(self, budget_tokens: int) -> BootWindow | None:
@@ -230,7 +239,7 @@ class MemorySession:
                 f"a turn holds at most {MAX_TURN_CHARS} characters, this one {len(text)}; "
                 "split it across turns"
             )
-        kind = _role(role)
+        kind = turn_role(role)
         size = len(text.encode("utf-8"))
         # Stamping and buffering together: turns recorded from several threads (a Strands
         # agent's hooks) keep distinct, increasing timestamps in buffer order.
@@ -288,13 +297,3 @@ class MemorySession:
             raise InvalidInputError(
                 "this memory session is closed; open a new MemorySession to go on"
             )
-
-
-def _role(role: Role | str) -> Role:
-    if isinstance(role, Role):
-        return role
-    try:
-        return Role(role.upper())
-    except ValueError:
-        allowed = ", ".join(r.value for r in Role)
-        raise InvalidInputError(f"a turn's role must be one of {allowed}") from None

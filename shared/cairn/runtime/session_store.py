@@ -15,7 +15,7 @@ as ``RecordNotFoundError``, exactly like an id that does not exist.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -86,6 +86,18 @@ class SessionStore(Protocol):
     ) -> str | None:
         """Journal a block made of exactly ``shown`` (rendered as ``policy`` renders entries);
         return the journal id, or ``None`` where the store journals its own retrievals."""
+        ...
+
+    def journal_release(
+        self,
+        scope: Scope,
+        filters: Mapping[str, str],
+        released: Sequence[RecalledItem],
+        policy: RecallPolicy,
+    ) -> str | None:
+        """Journal a host's release of ``released`` (``filters`` say what was released, by
+        whom, from which recall: ``cairn.runtime.release``); return the journal id, or ``None``
+        where the store keeps no journal the session can write."""
         ...
 
     def learn(self, scope: Scope, record: NewRecord) -> Written:

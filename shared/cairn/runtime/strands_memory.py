@@ -6,14 +6,16 @@ every message. This provider instead puts cairn's rendered block in the system p
 invocation (fixed for all its model calls, so the prefix stays cacheable): budget-clamped,
 each entry with its id, date, confidence and trust label, untrusted content quoted, under the
 "context, not instructions" caveat, and journaled so the prompt can be replayed. It also offers
-the memory tools (``tools()``) and enforces the host's permission gate on the ones that write.
+the memory tools (``tools()``) and enforces the host's permission gate on the ones that write;
+those, and the agent's tools the host names as ``sinks``, run with input carrying untrusted
+recalled memory only when the host's ``release`` gate releases it.
 
 Needs ``strands-agents``; nothing else in cairn imports this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from strands.hooks import (
@@ -28,8 +30,10 @@ from strands.tools.tools import PythonAgentTool
 from strands.types.content import Message, Messages
 from strands.types.tools import AgentTool, ToolResult, ToolSpec, ToolUse
 
+from cairn.errors import ReleaseRequiredError
 from cairn.models import Role
 from cairn.runtime.converse import PermissionGate
+from cairn.runtime.release import ReleaseGate, deny_release
 from cairn.runtime.run import Run, RunStatus
 from cairn.runtime.session import MemorySession
 from cairn.runtime.tool_definitions import ToolDefinition, ToolOutcome
@@ -59,10 +63,22 @@ class CairnMemoryHooks(HookProvider):
     """Each invocation of the agent is one run of ``session``: recall once into the system
     prompt (``system_prompt`` followed by the block), turns recorded, tools pinned to the run."""
 
-    def __init__(self, session: MemorySession, *, system_prompt: str, gate: PermissionGate) -> None:
+    def __init__(
+        self,
+        session: MemorySession,
+        *,
+        system_prompt: str,
+        gate: PermissionGate,
+        release: ReleaseGate = deny_release,
+        sinks: Collection[str] = (),
+    ) -> None:
         self._session = session
         self._system_prompt = system_prompt
         self._gate = gate
+        self._release = release
+        # The agent's own tools that reach the outside world: each call is checked for
+        # untrusted recall before it runs (cairn.runtime.release).
+        self._sinks = frozenset(sinks)
         self._definitions = {d.name: d for d in session.tool_definitions}
         self.run: Run | None = None
 
@@ -79,7 +95,7 @@ class CairnMemoryHooks(HookProvider):
 
     def _start_run(self, event: BeforeInvocationEvent) -> None:
         query = _last_user_text(event.messages) or _last_user_text(event.agent.messages)
-        self.run = self._session.start_run(query)
+        self.run = self._session.start_run(query, release=self._release)
         event.agent.system_prompt = self.run.system_prompt(self._system_prompt)
 
     def _record(self, event: MessageAddedEvent) -> None:
@@ -104,7 +120,17 @@ class CairnMemoryHooks(HookProvider):
             self.run.complete(None, status=_STOPPED.get(str(stop), "failed"))
 
     def _ask_gate(self, event: BeforeToolCallEvent) -> None:
-        definition = self._definitions.get(event.tool_use["name"])
+        name = event.tool_use["name"]
+        if name in self._sinks:
+            given = event.tool_use.get("input")
+            try:
+                if self.run is None:
+                    raise ReleaseRequiredError(name, ())
+                self.run.require_release(name, given if isinstance(given, Mapping) else {})
+            except ReleaseRequiredError as exc:
+                event.cancel_tool = exc.message
+            return
+        definition = self._definitions.get(name)
         if definition is None or not definition.needs_permission:
             return
         arguments = event.tool_use.get("input")

@@ -5,7 +5,9 @@ name a memory or an actor (unknown fields are refused), and a record id outside 
 answered exactly like one that does not exist. The tools are offered only when the session has
 a store; ``memory_edit`` only where the store can curate. ``learn`` and ``memory_edit`` write
 durable state and declare ``needs_permission``: a host with a permission gate asks it first
-(``cairn.runtime.converse`` and the Strands hook do). Schemas for Bedrock Converse, OpenAI and
+(``cairn.runtime.converse`` and the Strands hook do), and the run's ``SinkGuard`` refuses them
+when their input repeats untrusted recalled memory the host did not release
+(``cairn.runtime.release``). Schemas for Bedrock Converse, OpenAI and
 Strands are generated from the input models (``cairn.runtime.tool_formats``); what each tool is
 and what it answers are ``cairn.runtime.tool_definitions``.
 """
@@ -24,7 +26,9 @@ from cairn.recall import RecallPolicy, RecallQuery
 from cairn.recall.budget import truncate_utf8
 from cairn.recall.render import CAVEAT
 from cairn.runtime import tool_formats
+from cairn.runtime.release import SinkGuard
 from cairn.runtime.session_store import SessionStore, Written
+from cairn.runtime.taint import TaintLedger
 from cairn.runtime.tool_definitions import (
     DEFINITIONS,
     ToolDefinition,
@@ -59,8 +63,12 @@ class MemoryTools:
         run_id: str,
         policy: RecallPolicy,
         curate: bool = True,
+        guard: SinkGuard | None = None,
+        ledger: TaintLedger | None = None,
     ) -> None:
         self._store = store
+        self._guard = guard
+        self._ledger = ledger
         self._scope = scope
         self._source = Source(kind=SourceKind.MODEL, session_id=session_id, run_id=run_id)
         self._policy = policy.model_copy(
@@ -97,6 +105,8 @@ class MemoryTools:
             return ToolOutcome.failed(f"the input of {name} must be a JSON object")
         try:
             parsed = DEFINITIONS[name].input_model.model_validate(dict(arguments))
+            if self._guard is not None and DEFINITIONS[name].needs_permission:
+                self._guard.check(name, arguments)  # raises unless untrusted recall is released
             return ToolOutcome(ok=True, content=self._run(self._store, self._scope, parsed))
         except ValidationError as exc:
             return ToolOutcome.failed(describe_invalid(name, exc))
@@ -145,6 +155,8 @@ class MemoryTools:
     ) -> dict[str, Any]:
         query = RecallQuery(text=given.query, top_k=given.max_results)
         found = store.recall(scope, query, self._policy, journal=True)
+        if self._ledger is not None:
+            self._ledger.add(found.items, found.journal_id)
         results = []
         for item in found.items:
             # Shown to the model like a rendered entry: hidden characters as visible markers.
