@@ -20,6 +20,7 @@ from datetime import datetime
 from enum import IntEnum
 
 from cairn.models import TRUSTED_KINDS, RecordVersion, Role, Source, SourceKind
+from cairn.quarantine import Quarantine
 
 
 class Authority(IntEnum):
@@ -29,24 +30,33 @@ class Authority(IntEnum):
     USER = 1
 
 
-def _speaks_for_user(source: Source) -> bool:
+def _speaks_for_user(source: Source, quarantine: Quarantine | None) -> bool:
+    if quarantine is not None and quarantine.holds(source):
+        return False  # an operator marked it compromised (cairn.quarantine)
     if source.kind in TRUSTED_KINDS:
         return True
     return source.kind is SourceKind.MODEL and source.speaker is Role.USER
 
 
-def authority_of(sources: Sequence[Source]) -> Authority:
-    """``USER`` if there are sources and each speaks for the user, else ``UNTRUSTED``."""
-    if sources and all(_speaks_for_user(source) for source in sources):
+def authority_of(sources: Sequence[Source], quarantine: Quarantine | None = None) -> Authority:
+    """``USER`` if there are sources and each speaks for the user (none quarantined), else
+    ``UNTRUSTED``."""
+    if sources and all(_speaks_for_user(source, quarantine) for source in sources):
         return Authority.USER
     return Authority.UNTRUSTED
 
 
-def may_change(sources: Sequence[Source], said_at: datetime | None, record: RecordVersion) -> bool:
+def may_change(
+    sources: Sequence[Source],
+    said_at: datetime | None,
+    record: RecordVersion,
+    quarantine: Quarantine | None = None,
+) -> bool:
     """Whether evidence with ``sources``, said at ``said_at``, may supersede, retract, edit or
-    merge into ``record`` (the rules in the module docstring)."""
-    evidence = authority_of(sources)
-    held = authority_of(record.sources)
+    merge into ``record`` (the rules in the module docstring; a quarantined source counts as
+    untrusted on either side)."""
+    evidence = authority_of(sources, quarantine)
+    held = authority_of(record.sources, quarantine)
     if evidence < held:
         return False
     if held is Authority.USER and said_at is not None:

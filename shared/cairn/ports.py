@@ -45,6 +45,7 @@ from cairn.models import (
     UtcDatetime,
     VersionRef,
 )
+from cairn.quarantine import QuarantineEntry, SourceSelector
 from cairn.rollout.index import (
     Appended,
     EventRef,
@@ -679,6 +680,25 @@ class JobLog(Protocol):
         """The job's runs over the memory, newest first, at most ``limit`` (1 to 100)."""
 
 
+class QuarantineList(Protocol):
+    """The sources an operator marked compromised, per memory (``cairn.quarantine``).
+
+    ``tests/conformance/test_quarantine.py`` pins the contract."""
+
+    def add(self, entry: QuarantineEntry) -> bool:
+        """Put ``entry`` on its memory's list; ``False`` (and nothing changed, the first entry's
+        reason and time kept) when that selector is on it already."""
+        ...
+
+    def remove(self, memory_id: str, selector: SourceSelector) -> bool:
+        """Take ``selector`` off the memory's list; ``False`` when it was not on it."""
+        ...
+
+    def entries(self, memory_id: str) -> tuple[QuarantineEntry, ...]:
+        """The memory's list, oldest first (then by selector); empty for a memory with none."""
+        ...
+
+
 class RecordGenerations(Protocol):
     """How a derived index of records knows it is stale: generations the store keeps itself."""
 
@@ -802,6 +822,9 @@ class Stores:
     chunks: ChunkStore | None = None
     # Optional capability: background jobs' switches and run log (cairn.jobs).
     jobs: JobLog | None = None
+    # Optional capability: the operator's quarantine list (cairn.quarantine); every shipped
+    # backend keeps one, and reads relabel what it covers.
+    quarantine: QuarantineList | None = None
     # Optional capability: record generations, so recall can keep an index of each scope in
     # process (cairn.recall.index); without them each recall builds its index afresh.
     generations: RecordGenerations | None = None

@@ -29,7 +29,7 @@ SOURCE_KINDS = ("user", "model", "tool", "import", "system")  # cairn.models.Sou
 DEMO_COMMANDS = frozenset({"demo", "demo-phase", "demo-agent", "demo-agent-phase"})
 # Commands that serve every actor and memory of a store: they need only --store.
 STORE_COMMANDS = frozenset(
-    {"serve", "jobs", "doctor", "backup", "changes"}
+    {"serve", "jobs", "quarantine", "doctor", "backup", "changes"}
 )  # the whole store, no actor
 AWS_COMMANDS = frozenset({"dlq"})  # the deployed stack: no store, no actor
 # Commands that work on a whole store or memory, or on one actor when --actor is given.

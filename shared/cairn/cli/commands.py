@@ -20,7 +20,7 @@ from cairn.cli.output import record_line, version_json, version_lines, when
 from cairn.cli.progress import embed_with_progress
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.local.memory import DEFAULT_CONFIDENCE, plan_remember
-from cairn.local.store import all_records, default_namespace
+from cairn.local.store import all_records, default_namespace, read_now
 from cairn.models import RecordVersion, Source, SourceKind
 from cairn.recall import Replay
 from cairn.recall import replay as replay_journal
@@ -92,7 +92,9 @@ def remember(args: argparse.Namespace) -> int:
 def history(args: argparse.Namespace) -> int:
     """Print every version of RECORD_ID, oldest first, with sources, trust and links."""
     with opened(args) as ctx:
-        versions = ctx.stores.records.history(ctx.scope, args.record_id)
+        versions = read_now(
+            ctx.stores, ctx.scope, ctx.stores.records.history(ctx.scope, args.record_id)
+        )
     if args.json:
         print(
             json.dumps(
@@ -114,6 +116,7 @@ def as_of(args: argparse.Namespace) -> int:
     """Print the records that were active at TIME, as the versions current then."""
     with opened(args) as ctx:
         held = all_records(ctx.stores, ctx.scope, namespace_prefix=args.namespace, as_of=args.time)
+        held = list(read_now(ctx.stores, ctx.scope, held))
     if args.json:
         print(
             json.dumps({"as_of": args.time.isoformat(), "records": _dump(held)}, ensure_ascii=False)

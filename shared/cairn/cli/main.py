@@ -1,5 +1,5 @@
 """The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, ls, stats,
-demo, serve, jobs, doctor, backup, dlq, restore-actor, changes, mcp.
+demo, serve, jobs, quarantine, doctor, backup, dlq, restore-actor, changes, mcp.
 
 Every failure ends as exactly one line on stderr, ``cairn: error: <what was wrong>; <what to
 do>``, with exit status 2 for bad arguments and 1 for everything else; never a traceback, unless
@@ -40,6 +40,7 @@ from cairn.cli.errors import FAILURE_EXIT, explain
 from cairn.cli.inventory import add_inventory_commands
 from cairn.cli.jobs import add_jobs_command
 from cairn.cli.mcp_server import add_mcp_command
+from cairn.cli.quarantine import add_quarantine_command
 from cairn.cli.restore import add_restore_command
 from cairn.cli.serve import add_serve_command
 from cairn.cli.transfer import add_transfer_commands
@@ -47,7 +48,7 @@ from cairn.local.paths import default_store_path
 
 PUBLIC_COMMANDS = (
     "{remember,recall,history,as-of,forget,replay,erase,ls,stats,export,import,"
-    "demo,demo-agent,serve,jobs,doctor,backup,dlq,restore-actor,changes,mcp}"
+    "demo,demo-agent,serve,jobs,quarantine,doctor,backup,dlq,restore-actor,changes,mcp}"
 )
 
 
@@ -264,6 +265,7 @@ def build_parser() -> CliParser:
     store_help = f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})"
     add_serve_command(commands, store_help)
     add_jobs_command(commands, store_help)
+    add_quarantine_command(commands, store_help)
     add_doctor_command(commands, store_help)
     add_backup_command(commands, store_help)
     add_dlq_command(commands)

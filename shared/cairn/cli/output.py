@@ -14,6 +14,7 @@ from typing import Any
 
 from cairn.local.store import describe_source
 from cairn.models import RecordVersion, Source, Status
+from cairn.quarantine import is_quarantined
 from cairn.visible_text import neutralised
 
 
@@ -44,6 +45,7 @@ def version_json(version: RecordVersion) -> dict[str, Any]:
         "content_digest": version.content_digest,
         "confidence": version.confidence,
         "trust": version.trust.value,
+        "quarantined": is_quarantined(version),
         "sources": [source_json(s) for s in version.sources],
         "seen_count": version.seen_count,
         "last_seen_at": version.last_seen_at.isoformat(),
@@ -58,7 +60,7 @@ def version_lines(version: RecordVersion) -> list[str]:
     """A few indented lines: header, content, sources, then links and reasons if any."""
     header = (
         f"v{version.version}  {when(version.created_at)}  {version.status.value:<10}  "
-        f"{version.trust.value}  confidence {version.confidence:.2f}  seen {version.seen_count}x"
+        f"{_trust(version)}  confidence {version.confidence:.2f}  seen {version.seen_count}x"
     )
     stored = content_of(version)
     content = neutralised(stored) if stored is not None else None
@@ -81,7 +83,13 @@ def version_lines(version: RecordVersion) -> list[str]:
 def record_line(version: RecordVersion) -> str:
     """One line per record: id, version, namespace, category, content."""
     content = neutralised(content_of(version) or "(erased)")
-    return (
-        f"{version.record_id} v{version.version}  {version.namespace}  [{version.category}]  "
-        f"{content}"
+    label = (
+        f"{version.category}, {_trust(version)}" if is_quarantined(version) else version.category
     )
+    return f"{version.record_id} v{version.version}  {version.namespace}  [{label}]  {content}"
+
+
+def _trust(version: RecordVersion) -> str:
+    """The trust label as read now: ``untrusted (quarantined)`` for a quarantined view."""
+    quarantined = " (quarantined)" if is_quarantined(version) else ""
+    return f"{version.trust.value}{quarantined}"

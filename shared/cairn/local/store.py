@@ -5,6 +5,7 @@ given, reading a scope back whole, and how a record's source is named in text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from cairn.errors import ConfigurationError
 from cairn.local.paths import default_store_path
 from cairn.models import RecordVersion, Scope, Source
 from cairn.ports import MAX_PAGE_SIZE, Clock, Stores
+from cairn.quarantine import Quarantine
 
 __all__ = [
     "all_records",
@@ -66,3 +68,14 @@ def describe_source(source: Source) -> str:
         if value
     ]
     return source.kind.value + (f" ({', '.join(cited)})" if cited else "")
+
+
+def read_now(
+    stores: Stores, scope: Scope, versions: Sequence[RecordVersion]
+) -> tuple[RecordVersion, ...]:
+    """``versions`` labelled as read now: those with a source the memory's quarantine list
+    holds shown untrusted (``cairn.quarantine``); the store keeps them as they were."""
+    if stores.quarantine is None:
+        return tuple(versions)
+    quarantine = Quarantine(stores.quarantine.entries(scope.memory_id))
+    return tuple(quarantine.view(version) for version in versions)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cairn.models import RecordVersion, Trust
+from cairn.quarantine import is_quarantined
 from cairn.recall.query import RecallPolicy
 from cairn.recall.ranking import Ranked
 from cairn.recall.render import (
@@ -80,6 +81,7 @@ def block_entry(version: RecordVersion, max_entry_bytes: int) -> BlockEntry:
         text=text,
         truncated=cut,
         contested=is_contested(version),
+        quarantined=is_quarantined(version),
     )
 
 

@@ -10,7 +10,9 @@ answer. An entry line is::
     - <record id> | <YYYY-MM-DD> | confidence <0.00> | <trusted|untrusted> | <content>
 
 A record that is one side of an undecided contradiction (``contradicts`` edges, written by
-consolidation) carries ``contested`` after its trust label, so the agent sees it is disputed.
+consolidation) carries ``contested`` after its trust label, so the agent sees it is disputed; a
+record with a source an operator quarantined (``cairn.quarantine``) is labelled ``untrusted |
+quarantined``.
 
 Trusted content is one line (whitespace runs collapsed, control characters dropped). Untrusted
 content is a JSON string literal with every line-breaking character escaped, so whatever it
@@ -46,6 +48,7 @@ ENTRY_PREFIX = "- "
 TRUNCATION_MARK = "…"
 ERASED_TEXT = "(erased)"
 CONTESTED_LABEL = "contested"
+QUARANTINED_LABEL = "quarantined"
 
 _WHITESPACE = re.compile(r"\s+")
 # Characters a line splitter may break on that json.dumps(ensure_ascii=False) leaves raw:
@@ -65,6 +68,8 @@ class BlockEntry:
     text: str
     truncated: bool = False
     contested: bool = False
+    # An operator quarantined one of its sources (cairn.quarantine): shown untrusted.
+    quarantined: bool = False
 
 
 def is_contested(version: RecordVersion) -> bool:
@@ -109,7 +114,10 @@ def entry_line(entry: BlockEntry) -> str:
         shown = neutralised(entry.text)
     else:
         shown = quote(neutralised(entry.text, controls=False))
-    label = f"{entry.trust.value} | {CONTESTED_LABEL}" if entry.contested else entry.trust.value
+    labels = [entry.trust.value]
+    labels += [QUARANTINED_LABEL] if entry.quarantined else []
+    labels += [CONTESTED_LABEL] if entry.contested else []
+    label = " | ".join(labels)
     return (
         f"{ENTRY_PREFIX}{entry.record_id} | {entry.date} | confidence {entry.confidence:.2f} | "
         f"{label} | {shown}"

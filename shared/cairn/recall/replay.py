@@ -10,6 +10,10 @@ journal pinned (content and digest both rewritten in the store) refuses the whol
 ``ReplayMismatchError`` naming the records, and a version row that fails its own digest check
 raises ``CorruptRecordError`` naming it. An erased version keeps the pinned digest in its
 tombstone, so erasure is reported, never refused.
+
+An entry the recall showed quarantined (``cairn.quarantine``; the journal's ``quarantined``
+filter) is rendered quarantined again, and one it showed unquarantined is rendered as stored, so
+a replay shows what was shown then whatever the quarantine list holds now.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from cairn.errors import RecordNotFoundError, ReplayMismatchError
 from cairn.journal_chain import verify_from
 from cairn.models import JournalEntry, RecordVersion, Scope, Status
 from cairn.ports import Stores
+from cairn.quarantine import QUARANTINED_FILTER, quarantined_view
 from cairn.recall.budget import block_entry
 from cairn.recall.journal import block_digest
 from cairn.recall.query import DEFAULT_POLICY
@@ -53,6 +58,8 @@ def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
     versions: list[RecordVersion] = []
     entries: list[BlockEntry] = []
     missing: list[str] = []
+    # Shown quarantined then: rendered so now, whatever the quarantine list says today.
+    quarantined = set(filter(None, entry.filters.get(QUARANTINED_FILTER, "").split(",")))
     for pinned in entry.selected:
         try:
             version = stores.records.get_version(scope, pinned.record_id, pinned.version)
@@ -60,7 +67,8 @@ def replay(scope: Scope, journal_id: str, *, stores: Stores) -> Replay:
             missing.append(pinned.record_id)
             continue
         versions.append(version)
-        entries.append(block_entry(version, max_entry_bytes))
+        shown = quarantined_view(version) if version.record_id in quarantined else version
+        entries.append(block_entry(shown, max_entry_bytes))
     pinned_digests = {p.record_id: p.content_digest for p in entry.selected}
     forged = [v.record_id for v in versions if v.content_digest != pinned_digests[v.record_id]]
     if forged:

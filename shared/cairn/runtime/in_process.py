@@ -26,6 +26,7 @@ from cairn.models import (
     content_digest,
 )
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
+from cairn.quarantine import QUARANTINED_FILTER, Quarantine, is_quarantined, quarantined_view
 from cairn.recall import RecalledEntry, RecallPolicy, RecallQuery, recall
 from cairn.recall.budget import block_entry
 from cairn.recall.journal import block_digest, new_journal_id
@@ -102,12 +103,14 @@ class InProcessSessionStore:
     ) -> str | None:
         # Rendered from the stored versions as replay renders them, whichever recall (the
         # block, an injection, memory_recall) showed each, so replaying the release matches.
-        versions = [
-            self._stores.records.get_version(scope, i.record_id, i.version or 1) for i in released
-        ]
-        block = render_block([block_entry(v, policy.max_entry_bytes) for v in versions])
+        records = self._stores.records
+        versions = [records.get_version(scope, i.record_id, i.version or 1) for i in released]
+        held = [i.record_id for i in released if i.entry.quarantined]
+        shown = [quarantined_view(v) if v.record_id in held else v for v in versions]
+        block = render_block([block_entry(v, policy.max_entry_bytes) for v in shown])
+        marked = {**filters, QUARANTINED_FILTER: ",".join(held)} if held else dict(filters)
         query = f"(release: {filters.get('release', '')})"
-        return self._journal(scope, query, dict(filters), released, block, policy)
+        return self._journal(scope, query, marked, released, block, policy)
 
     def _journal(
         self,
@@ -152,7 +155,9 @@ class InProcessSessionStore:
 
     def _check_authority(self, scope: Scope, record_id: str, source: Source, action: str) -> None:
         head = self._stores.records.get(scope, record_id)
-        if not may_change((source,), None, head):
+        listed = self._stores.quarantine
+        quarantine = Quarantine(listed.entries(scope.memory_id)) if listed else None
+        if not may_change((source,), None, head, quarantine):
             raise AuthorityError(record_id, action)
 
     def revise(self, scope: Scope, record_id: str, content: str, source: Source) -> Written:
@@ -210,6 +215,7 @@ def _item(entry: RecalledEntry) -> RecalledItem:
         text=entry.text,
         truncated=entry.truncated,
         contested=is_contested(version),
+        quarantined=is_quarantined(version),
     )
     return RecalledItem(
         record_id=version.record_id,

@@ -39,6 +39,7 @@ from cairn.store.dynamodb.events import DynamoDBEventStore
 from cairn.store.dynamodb.generations import DynamoDBRecordGenerations
 from cairn.store.dynamodb.jobs import DynamoDBJobLog
 from cairn.store.dynamodb.journal import DynamoDBJournalStore
+from cairn.store.dynamodb.quarantine import DynamoDBQuarantineList
 from cairn.store.dynamodb.records import DynamoDBRecordStore
 from cairn.store.dynamodb.rollouts import DynamoDBRolloutStore
 
@@ -91,6 +92,7 @@ class DynamoDBBackend:
             directory=DynamoDBRecordDirectory(self._db, self.items_table),
             chunks=chunks,
             jobs=DynamoDBJobLog(self._db, self.items_table),
+            quarantine=DynamoDBQuarantineList(self._db, self.items_table),
             generations=DynamoDBRecordGenerations(self._db, self.items_table),
             index_objects=self.index_objects,
             changes=DynamoDBChangeFeed(self._db, self.items_table),

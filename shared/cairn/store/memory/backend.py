@@ -65,6 +65,7 @@ from cairn.store.memory.append_keys import AppendKeys
 from cairn.store.memory.changes import InMemoryChangeFeed
 from cairn.store.memory.chunks import InMemoryChunkStore, chunk_rows
 from cairn.store.memory.jobs import InMemoryJobLog
+from cairn.store.memory.quarantine import InMemoryQuarantineList
 from cairn.store.memory.rollouts import InMemoryRolloutStore, RolloutRows
 from cairn.versioning import lineage, plan_writes, tombstone, touched_ids
 
@@ -88,6 +89,7 @@ class InMemoryBackend:
         self.chunk_rows = chunk_rows()
         self.chunk_store = InMemoryChunkStore(self.lock, self.chunk_rows)
         self.job_log = InMemoryJobLog(self.lock)
+        self.quarantine = InMemoryQuarantineList(self.lock)
         self.record_generations: dict[Scope, int] = defaultdict(int)
         self.record_epoch = 0
         self.change_log = InMemoryChangeFeed(self.lock)
@@ -123,6 +125,7 @@ class InMemoryBackend:
             ),
             chunks=self.chunk_store,
             jobs=self.job_log,
+            quarantine=self.quarantine,
             generations=self._generations,
             changes=self.change_log,
         )

@@ -43,6 +43,7 @@ from cairn.store.sqlite.generations import SQLiteRecordGenerations
 from cairn.store.sqlite.inventory import ScopeCounts, count_scopes, erased_record_ids
 from cairn.store.sqlite.jobs import SQLiteJobLog
 from cairn.store.sqlite.journal import SQLiteJournalStore
+from cairn.store.sqlite.quarantine import SQLiteQuarantineList
 from cairn.store.sqlite.records import SQLiteRecordStore
 from cairn.store.sqlite.rollouts import SQLiteRolloutStore
 
@@ -90,6 +91,7 @@ class SQLiteBackend:
             rollouts=SQLiteRolloutStore(self._db, self.clock),
             chunks=SQLiteChunkStore(self._db),
             jobs=SQLiteJobLog(self._db),
+            quarantine=SQLiteQuarantineList(self._db),
             generations=self._generations,
             changes=SQLiteChangeFeed(self._db),
         )
