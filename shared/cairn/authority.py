@@ -11,6 +11,11 @@ has the authority of its sources the same way.
   confirmation.
 - User evidence may change any record, but a user statement only replaces a user statement made
   no later than it: a later user statement beats an earlier one, never the reverse.
+- Authority is per speaker. Where several people talk (a group chat), each source names who
+  said it (``Source.speaker_id``; ``None`` is the actor themself). A record of user authority
+  may be changed only by evidence from every person whose words it holds: one member's
+  correction never replaces another's statement (formation files it beside it, contested, as
+  for untrusted evidence), and a repeat by someone else is no confirmation of it.
 """
 
 from __future__ import annotations
@@ -46,6 +51,11 @@ def authority_of(sources: Sequence[Source], quarantine: Quarantine | None = None
     return Authority.UNTRUSTED
 
 
+def speakers(sources: Sequence[Source]) -> frozenset[str | None]:
+    """Who said ``sources`` (``speaker_id``; ``None`` for the actor themself)."""
+    return frozenset(source.speaker_id for source in sources)
+
+
 def may_change(
     sources: Sequence[Source],
     said_at: datetime | None,
@@ -59,6 +69,8 @@ def may_change(
     held = authority_of(record.sources, quarantine)
     if evidence < held:
         return False
+    if held is Authority.USER and not speakers(record.sources) <= speakers(sources):
+        return False  # another person's words: only they may change them
     if held is Authority.USER and said_at is not None:
         return said_at >= record.last_seen_at
     return True

@@ -104,7 +104,10 @@ class Source(Frozen):
 
     ``speaker``: the role of whoever said the cited message (a model source extracted from the
     user's own turn says ``USER``); it decides the evidence's authority (``cairn.authority``),
-    never the trust label, which stays the join of the kinds.
+    never the trust label, which stays the join of the kinds. ``speaker_id``: in a conversation
+    with several people (a group chat), the platform's id of the person who said it (the event's
+    ``speaker_id`` metadata, set by the host); ``None`` is the actor themself. Authority is per
+    speaker: one person's statement never replaces another's.
     """
 
     kind: SourceKind
@@ -113,6 +116,7 @@ class Source(Frozen):
     rollout_id: Label | None = None
     run_id: Label | None = None
     speaker: Role | None = None
+    speaker_id: Label | None = None
 
 
 def derive_trust(sources: tuple[Source, ...] | list[Source]) -> Trust:
@@ -261,6 +265,10 @@ class VersionRef(Frozen):
 
 
 # --- events (short-term memory) -------------------------------------------------------------
+
+# The event metadata key a host sets to the platform id of the person who said the turn, in a
+# conversation with several people; extraction carries it into each source (``speaker_id``).
+SPEAKER_METADATA_KEY = "speaker_id"
 
 
 class Conversational(Frozen):

@@ -21,7 +21,7 @@ from cairn.api.server import RunningServer, start
 from cairn.aws.agentcore_client import call
 from cairn.clock import SystemClock
 from cairn.errors import ConfigurationError, StoreUnavailableError
-from cairn.models import Conversational, EventInput, Scope, Status
+from cairn.models import SPEAKER_METADATA_KEY, Conversational, EventInput, Scope, Status
 from cairn.ports import Stores
 from cairn.runtime import MemorySession, SessionOptions
 from cairn.runtime.agentcore import AgentCoreSessionStore
@@ -112,6 +112,18 @@ def test_turns_are_written_as_events_in_batches_and_on_close(
     events = stores.events.list_events(scope, "day-1").items
     texts = [p.text for e in events for p in e.payload if isinstance(p, Conversational)]
     assert texts == ["Hello there.", "Hi!", "Bye."]
+
+
+def test_a_group_turn_keeps_its_speaker_over_http(
+    client: Any, memory_id: str, stores: Stores
+) -> None:
+    scope = Scope(memory_id=memory_id, actor_id="tg:-100777")
+    session = _session(client, memory_id, actor="tg:-100777")
+    session.add_turn("USER", "I am vegetarian.", speaker="tg:111")
+    session.add_turn("ASSISTANT", "Noted.")
+    session.close()
+    events = stores.events.list_events(scope, "day-1").items
+    assert [e.metadata for e in events] == [{SPEAKER_METADATA_KEY: "tg:111"}, {}]
 
 
 def test_a_retried_append_with_the_same_token_is_stored_once(

@@ -107,11 +107,14 @@ class PromptMessage(Frozen):
     alias: Alias
     role: Role
     text: str
+    # Who said it in a group chat (the platform's id); absent in a one-to-one conversation.
+    speaker: str | None = None
 
 
 class ContextMessage(Frozen):
     role: Role
     text: str
+    speaker: str | None = None
 
 
 class MetadataFieldPrompt(Frozen):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cairn.errors import CairnError, RolloutConflictError
-from cairn.models import Event, EventInput, Scope
+from cairn.models import SPEAKER_METADATA_KEY, Event, EventInput, Scope
 from cairn.ports import Clock, Notifier, RolloutStore, StagingStore, SweepTimer
 from cairn.rollout.index import (
     Appended,
@@ -65,6 +65,7 @@ def _messages(events: Sequence[Event]) -> list[RolloutMessage]:
             role=message.role,
             text=message.text,
             sha256=text_sha256(message.text),
+            speaker_id=event.metadata.get(SPEAKER_METADATA_KEY),
         )
         for event in _session_order(events)
         for index, message in messages_of(event)

@@ -130,9 +130,12 @@ def extract_candidates(
     document = ExtractionInput(
         strategy=strategy.extracts_as,
         messages=tuple(
-            PromptMessage(alias=alias, role=m.role, text=m.text) for alias, m in aliases.items()
+            PromptMessage(alias=alias, role=m.role, text=m.text, speaker=m.speaker_id)
+            for alias, m in aliases.items()
         ),
-        history=tuple(ContextMessage(role=m.role, text=m.text) for m in payload.history),
+        history=tuple(
+            ContextMessage(role=m.role, text=m.text, speaker=m.speaker_id) for m in payload.history
+        ),
         summary_so_far=summary_so_far if strategy.extracts_as is StrategyKind.SUMMARY else None,
         metadata_fields=metadata_prompts(strategy),
     )
@@ -206,6 +209,7 @@ def candidate_record(
                 session_id=payload.session_id,
                 rollout_id=payload.rollout_id,
                 speaker=message.role,
+                speaker_id=message.speaker_id,
             )
             for message in cited
         ),

@@ -61,6 +61,8 @@ class RolloutMessage(Frozen):
     role: Role
     text: str = Field(min_length=1, max_length=100_000)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    # Who said it, where several people talk (the event's ``speaker_id`` metadata).
+    speaker_id: Label | None = None
 
     @model_validator(mode="after")
     def _digest_matches_text(self) -> Self:

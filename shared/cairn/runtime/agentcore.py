@@ -85,6 +85,11 @@ class AgentCoreSessionStore:
             eventTimestamp=turn.event_timestamp,
             payload=event_payload(turn),
             clientToken=token,
+            **(
+                {"metadata": {k: {"stringValue": v} for k, v in turn.metadata.items()}}
+                if turn.metadata
+                else {}
+            ),
         )
 
     def recall(

@@ -122,3 +122,15 @@ def turn_role(role: Role | str) -> Role:
     except ValueError:
         allowed = ", ".join(r.value for r in Role)
         raise InvalidInputError(f"a turn's role must be one of {allowed}") from None
+
+
+MAX_TURN_CHARS = 100_000
+
+
+def check_turn(text: str) -> None:
+    """Refuse a turn over ``MAX_TURN_CHARS`` characters, saying how to fix it."""
+    if len(text) > MAX_TURN_CHARS:
+        raise InvalidInputError(
+            f"a turn holds at most {MAX_TURN_CHARS} characters, this one {len(text)}; "
+            "split it across turns"
+        )

@@ -28,10 +28,10 @@ from cairn.clock import SystemClock
 from cairn.consolidate.failures import ErrorCallback
 from cairn.errors import CairnError, InvalidInputError, StoreUnavailableError
 from cairn.history.boot_window import BootWindow, read_window
-from cairn.models import Conversational, EventInput, Role, Scope, SessionId
+from cairn.models import SPEAKER_METADATA_KEY, Conversational, EventInput, Role, Scope, SessionId
 from cairn.ports import Clock, Embedder, Stores
 from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
-from cairn.runtime.buffer import PendingTurn, TurnBuffer, turn_role
+from cairn.runtime.buffer import PendingTurn, TurnBuffer, check_turn, turn_role
 from cairn.runtime.in_process import Appender, InProcessSessionStore, Releaser
 from cairn.runtime.options import SessionOptions
 from cairn.runtime.release import ReleaseGate, deny_release
@@ -44,7 +44,6 @@ _SESSION_ID: TypeAdapter[str] = TypeAdapter(SessionId)
 # Events sort by (timestamp, event id) and ids are random: turns accepted in the same
 # millisecond would lose their order, so each turn is stamped at least 1 ms after the last.
 _TICK = timedelta(milliseconds=1)
-MAX_TURN_CHARS = 100_000
 
 logger = logging.getLogger(__name__)
 
@@ -227,18 +226,16 @@ class MemorySession:
             logger.warning("cairn: boot window skipped for this run, the store is unavailable")
             return None
 
-    def add_turn(self, role: Role | str, text: str) -> None:
+    def add_turn(self, role: Role | str, text: str, *, speaker: str | None = None) -> None:
         """Accept one turn; it is written with its batch, at ``flush`` or ``close``, or at
         normal interpreter exit. Blank text is not recorded; over 100,000 characters is refused.
-        If a flush this triggers fails, the error is raised and the turn stays buffered."""
+        If a flush this triggers fails, the error is raised and the turn stays buffered.
+        ``speaker``: where several people talk (a group chat), the platform's id of who said it
+        (authority is per speaker, ``cairn.authority``); ``None`` for the actor themself."""
         self._check_open()
         if self._store is None or not text.strip():
             return
-        if len(text) > MAX_TURN_CHARS:
-            raise InvalidInputError(
-                f"a turn holds at most {MAX_TURN_CHARS} characters, this one {len(text)}; "
-                "split it across turns"
-            )
+        check_turn(text)
         kind = turn_role(role)
         size = len(text.encode("utf-8"))
         # Stamping and buffering together: turns recorded from several threads (a Strands
@@ -248,6 +245,7 @@ class MemorySession:
                 session_id=self.session_id,
                 event_timestamp=self._stamp(),
                 payload=(Conversational(role=kind, text=text),),
+                metadata={SPEAKER_METADATA_KEY: speaker} if speaker else {},
             )
             self._buffer.add(PendingTurn(event=event, token=uuid.uuid4().hex, size=size))
 

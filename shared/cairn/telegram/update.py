@@ -50,3 +50,15 @@ class Update(TelegramObject):
         if message.sender is not None and message.sender.is_bot:
             return None
         return message
+
+
+GROUP_CHATS = frozenset({"group", "supergroup"})
+
+
+def speaker_of(message: Message) -> str | None:
+    """Who said ``message`` where several people talk: ``tg:<user id>`` in a group chat (the
+    chat's memory is the group's own scope, ``tg:<chat id>``, and authority is per speaker);
+    ``None`` in a private chat, whose only speaker is the chat's actor."""
+    if message.chat.type not in GROUP_CHATS or message.sender is None:
+        return None
+    return f"tg:{message.sender.id}"

@@ -31,7 +31,7 @@ from cairn.telegram.conversation import conversation
 from cairn.telegram.sessions import ChatState, actor_for_chat, next_chat_state
 from cairn.telegram.settings import TelegramSettings
 from cairn.telegram.state import TelegramState
-from cairn.telegram.update import Message, Update
+from cairn.telegram.update import Message, Update, speaker_of
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ class TelegramBackend:
     def _finish(self, update_id: int, message: Message, session_id: str, reply: str) -> None:
         """Append both turns, then mark the update done."""
         with self._memory(actor_for_chat(message.chat.id), session_id) as session:
-            session.add_turn(Role.USER, message.text or "")
+            session.add_turn(Role.USER, message.text or "", speaker=speaker_of(message))
             session.add_turn(Role.ASSISTANT, reply)
         self.state.mark_done(self.settings.bot_id, update_id, keep_until=self._keep_until())
 
