@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from pydantic import Field
 
@@ -122,3 +122,12 @@ def quarantined_view(version: RecordVersion) -> QuarantinedVersion:
 def is_quarantined(version: RecordVersion) -> bool:
     """Whether ``version`` is a quarantined read-time view."""
     return isinstance(version, QuarantinedVersion)
+
+
+class _Listed(Protocol):
+    def entries(self, memory_id: str) -> tuple[QuarantineEntry, ...]: ...
+
+
+def quarantine_of(listed: _Listed | None, memory_id: str) -> Quarantine | None:
+    """The memory's quarantine as read now (``Stores.quarantine``); ``None`` without a list."""
+    return Quarantine(listed.entries(memory_id)) if listed is not None else None

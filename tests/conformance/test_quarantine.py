@@ -164,3 +164,53 @@ def test_the_models_tools_see_a_quarantined_record_as_untrusted(
     # ... and it no longer has the user's authority against the model's edits.
     forgot = run.tools.call("memory_edit", {"action": "forget", "record_id": laptop.record_id})
     assert forgot.ok
+
+
+def test_extraction_from_a_quarantined_rollout_cannot_replace_what_the_user_stated(
+    stores: Stores, clock: FixedClock
+) -> None:
+    from cairn.extract.extractor import extract_rollout
+    from cairn.memories import StrategyKind
+    from cairn.models import Role, Scope, Status
+    from cairn.testing import HashingEmbedder, ScriptedModel
+    from tests.unit.extraction_inputs import (
+        ACTOR,
+        FACTS,
+        MEMORY_ID,
+        candidates,
+        decisions,
+        memory,
+        message,
+        rollout,
+        strategy,
+    )
+
+    scope = Scope(memory_id=MEMORY_ID, actor_id=ACTOR)
+    facts = memory(strategy(FACTS, StrategyKind.SEMANTIC, "/facts/{actorId}/"))
+
+    def extract(said: str, rollout_id: str, *answers: str) -> None:
+        outcome = extract_rollout(
+            rollout(message(1, said, role=Role.USER), rollout_id=rollout_id, strategy_ids=(FACTS,)),
+            facts,
+            stores=stores,
+            model=ScriptedModel(answers),
+            embedder=HashingEmbedder(),
+            clock=clock,
+        )
+        assert outcome.done, outcome
+
+    extract("I am vegetarian.", "ro-good", candidates(("The user is vegetarian.", [1])))
+    (stated,) = stores.records.list_records(scope).items
+    list_of(stores).add(
+        QuarantineEntry(
+            memory_id=MEMORY_ID, selector=parse_selector("rollout:ro-bad"), added_at=clock.now()
+        )
+    )
+    extract(
+        "I eat meat now.",
+        "ro-bad",
+        candidates(("The user eats meat now.", [1])),
+        decisions({"candidate": 1, "action": "supersede", "target": 1}),
+    )
+    assert stores.records.get(scope, stated.record_id).status is Status.ACTIVE
+    assert len(stores.records.list_records(scope).items) == 2  # filed beside it, contested

@@ -1,9 +1,9 @@
 """The built-in extractor: one staged rollout -> candidates per strategy -> formation -> writes.
 
-``extract_rollout`` runs every strategy the rollout is for (self-managed ones are the user's
-own extractor's business and are skipped), forms the candidates against the namespace's
-nearest live records and applies the changes: one atomic ``apply`` per namespace, checked
-against the head versions formation saw (re-planned once on a conflict).
+``extract_rollout`` runs every strategy the rollout is for (self-managed ones are the user's own
+extractor's business and are skipped), forms the candidates against the namespace's nearest live
+records and applies the changes: one atomic ``apply`` per namespace, checked against the head
+versions formation saw (re-planned once on a conflict); quarantined sources are untrusted.
 
 An episodic strategy files episodes (``cairn.extract.episodes``); a pass of reflections across
 the actor's episodes follows each new one (``cairn.extract.reflections``). At most once per
@@ -14,11 +14,11 @@ call. A duplicate delivery therefore writes nothing, and one that crashed betwee
 finishes the rest.
 
 Failures: a model timeout or throttling raises the retryable error before anything is written
-(every model call comes before the first apply). An answer that is still invalid after one
-retry returns an ``invalid_output`` outcome with the reason and writes nothing; the rollout
-stays pending. A namespace template that cannot resolve, or that would file the actor's
-records under another actor's whole namespace (``namespace_actors.refuse_nested_namespace``),
-raises ``InvalidInputError`` first.
+(every model call comes before the first apply). An answer still invalid after one retry returns
+an ``invalid_output`` outcome with the reason and writes nothing; the rollout stays pending. A
+namespace template that cannot resolve, or that would file the actor's records under another
+actor's whole namespace (``namespace_actors.refuse_nested_namespace``), raises
+``InvalidInputError`` first.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
 from cairn.namespace_actors import refuse_nested_namespace
 from cairn.ports import Clock, Embedder, ModelProvider, Stores
+from cairn.quarantine import quarantine_of
 from cairn.rollout.payload import RolloutPayload
 
 
@@ -162,6 +163,7 @@ def extract_rollout(
             embedder=embedder,
             policy=policy,
             erasures=erasures,
+            quarantine=quarantine_of(stores.quarantine, scope.memory_id),
         )
         run.written.extend(applied.written)
         run.usage += applied.usage
@@ -212,6 +214,7 @@ def _plan_group(
         model=model,
         embedder=embedder,
         policy=policy,
+        quarantine=quarantine_of(stores.quarantine, scope.memory_id),
     )
     run.usage += formed.usage
     if formed.reason is not None:

@@ -159,9 +159,12 @@ def _read_now(
     the quarantined entries may collapse or yield to the untrusted share, so the records the
     list does not cover are searched again on their own and both rankings are merged by score.
     """
-    if stores.quarantine is None:
+    if found.quarantine is not None:  # read by the index with its rows, current with them
+        quarantine = Quarantine(found.quarantine)
+    elif stores.quarantine is not None:
+        quarantine = Quarantine(stores.quarantine.entries(scope.memory_id))
+    else:
         return found.ranked, found.any_trusted
-    quarantine = Quarantine(stores.quarantine.entries(scope.memory_id))
     if not quarantine or not any(quarantine.covers(r.candidate.version) for r in found.ranked):
         return found.ranked, found.any_trusted
 

@@ -20,6 +20,7 @@ from cairn.memories import StrategyKind
 from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import RecordVersion, Scope
 from cairn.ports import Embedder, ModelProvider, RecordStore
+from cairn.quarantine import Quarantine
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ def form_namespace(
     model: ModelProvider,
     embedder: Embedder | None,
     policy: ExtractionPolicy,
+    quarantine: Quarantine | None = None,
 ) -> Formed:
     """Plan ``candidates`` against ``state``'s live records (each change's vector attached)."""
     embedded = tuple(with_vectors(candidates, embedder))
@@ -64,7 +66,7 @@ def form_namespace(
     near = [[] if c.strategy == episodic else n for c, n in zip(embedded, near, strict=True)]
     judge = ModelJudge(model, policy)
     try:
-        changes = plan_formation(embedded, near, judge, policy)
+        changes = plan_formation(embedded, near, judge, policy, quarantine)
     except InvalidModelOutputError as exc:
         return Formed(state=state, candidates=embedded, usage=judge.usage, reason=exc.reason)
     changes = _revision_vectors(changes, embedder)
@@ -88,6 +90,7 @@ def apply_formed(
     embedder: Embedder | None,
     policy: ExtractionPolicy,
     erasures: int | None = None,
+    quarantine: Quarantine | None = None,
 ) -> Applied:
     """Apply ``formed`` in one transaction; on a snapshot conflict plan once more from a fresh
     read (nothing, if another delivery of the rollout got there first). A second conflict
@@ -110,6 +113,7 @@ def apply_formed(
         model=model,
         embedder=embedder,
         policy=policy,
+        quarantine=quarantine,
     )
     if again.reason is not None:
         return Applied(written=(), formed=again, usage=again.usage, reason=again.reason)

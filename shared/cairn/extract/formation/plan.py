@@ -50,6 +50,7 @@ from cairn.models import (
     content_digest,
     union_sources,
 )
+from cairn.quarantine import Quarantine
 
 _WORD = re.compile(r"[^\W_]+")
 _NEGATION = re.compile(
@@ -62,6 +63,7 @@ def plan_formation(
     neighbours: Sequence[Sequence[Neighbour]],
     judge: Judge,
     policy: ExtractionPolicy = DEFAULT_EXTRACTION_POLICY,
+    quarantine: Quarantine | None = None,
 ) -> list[Change]:
     """The changes that file ``candidates`` (``neighbours[i]``: candidate i's nearest live
     records): at most one change per candidate and per record; the judge is called at most once.
@@ -89,7 +91,7 @@ def plan_formation(
             decided[cases[decision.candidate - 1]] = _Plan(
                 decision.action, target, decision.content
             )
-    return _changes(unique, decided)
+    return _changes(unique, decided, quarantine)
 
 
 def is_repeat(candidate: NewRecord, neighbour: Neighbour, policy: ExtractionPolicy) -> bool:
@@ -176,7 +178,9 @@ class _Plan:
 _CREATE = _Plan("create")
 
 
-def _changes(unique: Sequence[NewRecord], decided: Mapping[int, _Plan]) -> list[Change]:
+def _changes(
+    unique: Sequence[NewRecord], decided: Mapping[int, _Plan], quarantine: Quarantine | None
+) -> list[Change]:
     """One change per candidate, in order; rule 6 for a record targeted twice."""
     changes: list[Change] = []
     claimed: dict[str, int] = {}
@@ -189,7 +193,7 @@ def _changes(unique: Sequence[NewRecord], decided: Mapping[int, _Plan]) -> list[
                 changes[position] = _with_sources(earlier, candidate)
                 continue
             plan = _CREATE
-        change = _change(candidate, plan)
+        change = _change(candidate, plan, quarantine)
         if change is None:
             continue
         if not isinstance(change, Create) and plan.target is not None:
@@ -198,15 +202,15 @@ def _changes(unique: Sequence[NewRecord], decided: Mapping[int, _Plan]) -> list[
     return changes
 
 
-def _change(candidate: NewRecord, plan: _Plan) -> Change | None:
+def _change(candidate: NewRecord, plan: _Plan, quarantine: Quarantine | None) -> Change | None:
     head = plan.target
     if head is None or plan.action == "create":
         return Create(record=candidate)
-    if plan.action == "same" and authority_of(candidate.sources) is Authority.UNTRUSTED:
+    if plan.action == "same" and authority_of(candidate.sources, quarantine) is Authority.UNTRUSTED:
         # Only independent evidence confirms: the assistant (or a tool) repeating a record it
         # may have just recalled is an echo, not a sighting.
         return None
-    if humble(candidate, head):
+    if humble(candidate, head, quarantine):
         kind = EdgeKind.CONTRADICTS if plan.action == "supersede" else EdgeKind.RELATES_TO
         link = Edge(kind=kind, target=head.record_id)
         return Create(
@@ -221,9 +225,10 @@ def _change(candidate: NewRecord, plan: _Plan) -> Change | None:
     return Supersede(record_id=head.record_id, replacement=candidate)
 
 
-def humble(candidate: NewRecord, head: RecordVersion) -> bool:
-    """Whether ``candidate``'s evidence may not change ``head`` (rule 5, ``may_change``)."""
-    return not may_change(candidate.sources, candidate.seen_at, head)
+def humble(candidate: NewRecord, head: RecordVersion, quarantine: Quarantine | None = None) -> bool:
+    """Whether ``candidate``'s evidence may not change ``head`` (rule 5, ``may_change``; a
+    source on the memory's quarantine list counts as untrusted)."""
+    return not may_change(candidate.sources, candidate.seen_at, head, quarantine)
 
 
 def merge(head: RecordVersion, candidate: NewRecord, content: str | None) -> Revise:

@@ -2,7 +2,8 @@
 
 ``snapshot`` holds one scope's heads as arrays, postings and a unit matrix; ``scoring`` scores
 every row in arrays; ``shortlist`` ranks just the rows that can reach the block, exactly as the
-scan (``cairn.recall.scan``) ranks them all; ``embedded`` keeps snapshots current in process.
+scan (``cairn.recall.scan``) ranks them all; ``embedded`` keeps snapshots current in process,
+``shared`` keeps one such index per backend.
 ``passages`` is the history channel's index beside it: turns and chunks, scored by the same
 floor and fusion (``cairn.history.search`` merges the two).
 """
@@ -11,9 +12,9 @@ from cairn.recall.index.embedded import (
     EmbeddedRecallIndex,
     RecallIndex,
     TransientRecallIndex,
-    index_of,
     read_rows,
 )
+from cairn.recall.index.shared import index_of
 from cairn.recall.index.shortlist import Search, search
 from cairn.recall.index.snapshot import Snapshot, build_snapshot, row_of
 

@@ -20,10 +20,9 @@ picks the one a backend's ``Stores`` call for.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol, cast
 
@@ -34,10 +33,11 @@ from cairn.ports import (
     IndexObjectStore,
     IndexRow,
     IndexRowReader,
+    QuarantineList,
     RecordGenerations,
     RecordStore,
-    Stores,
 )
+from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
 from cairn.recall.index.objects import ObjectRowSource
 from cairn.recall.index.shortlist import FIRST_SHORTLIST, Search, search
@@ -160,6 +160,8 @@ class _Cached:
     generation: Hashable
     epoch: Hashable
     nbytes: int
+    # The memory's quarantine list as read with the rows (only with index objects).
+    quarantine: tuple[QuarantineEntry, ...] | None = None
 
 
 _Key = tuple[Scope, str | None]
@@ -180,6 +182,7 @@ class EmbeddedRecallIndex:
         shortlist: int = FIRST_SHORTLIST,
         bulk: bool | None = None,
         objects: IndexObjectStore | None = None,
+        quarantine: QuarantineList | None = None,
     ) -> None:
         self._records = records
         self._generations = generations
@@ -192,7 +195,7 @@ class EmbeddedRecallIndex:
         self._shortlist = shortlist
         self._bulk = bulk_reads(records) if bulk is None else bulk
         self.source = (
-            ObjectRowSource(records, generations, objects, bulk=self._bulk)
+            ObjectRowSource(records, generations, objects, bulk=self._bulk, quarantine=quarantine)
             if objects is not None
             else None
         )
@@ -222,8 +225,10 @@ class EmbeddedRecallIndex:
             return self._transient.search(
                 scope, query, embedder=embedder, policy=policy, now=now, where=where
             )
-        snapshot = self._current(scope, embedder.identity if embedder is not None else None)
-        return search(
+        snapshot, quarantine = self._current(
+            scope, embedder.identity if embedder is not None else None
+        )
+        found = search(
             snapshot,
             query,
             embedder=embedder,
@@ -232,29 +237,33 @@ class EmbeddedRecallIndex:
             shortlist=self._shortlist,
             where=where,
         )
+        return found if quarantine is None else replace(found, quarantine=quarantine)
 
-    def _current(self, scope: Scope, identity: EmbedderId | None) -> Snapshot:
+    def _current(
+        self, scope: Scope, identity: EmbedderId | None
+    ) -> tuple[Snapshot, tuple[QuarantineEntry, ...] | None]:
         key: _Key = (scope, identity.key if identity is not None else None)
         epoch = self._generations.epoch()
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None and cached.epoch == epoch:
                 self._cache.move_to_end(key)
-                return cached.snapshot
+                return cached.snapshot, cached.quarantine
         # Read the generation before the rows: a write landing in between is then seen as a
         # newer generation next time (a rebuild too many, never a stale answer).
         generation = self._generations.generation(scope)
         if cached is not None and cached.generation == generation:
             with self._lock:
                 cached.epoch = epoch
-            return cached.snapshot
+            return cached.snapshot, cached.quarantine
+        quarantine: tuple[QuarantineEntry, ...] | None = None
         if self.source is not None:
-            rows = self.source.rows(scope, identity, generation)
+            rows, quarantine = self.source.read(scope, identity, generation)
         else:
             rows = read_rows(self._records, scope, identity, bulk=self._bulk)
         snapshot = build_snapshot(rows, identity)
-        self._keep(key, _Cached(snapshot, generation, epoch, snapshot.nbytes()))
-        return snapshot
+        self._keep(key, _Cached(snapshot, generation, epoch, snapshot.nbytes(), quarantine))
+        return snapshot, quarantine
 
     def _keep(self, key: _Key, entry: _Cached) -> None:
         with self._lock:
@@ -268,33 +277,3 @@ class EmbeddedRecallIndex:
             while self._bytes > self._max_bytes or len(self._cache) > self._max_scopes:
                 _, evicted = self._cache.popitem(last=False)
                 self._bytes -= evicted.nbytes
-
-
-# One index per backend in this process, found through the backend's generations object and
-# gone with it: the index holds the backend only through weak proxies, so this cache never
-# keeps a closed backend (or its snapshots) alive.
-_Shared = tuple["weakref.ReferenceType[RecordStore]", EmbeddedRecallIndex]
-_SHARED: weakref.WeakKeyDictionary[RecordGenerations, _Shared] = weakref.WeakKeyDictionary()
-_SHARED_LOCK = threading.Lock()
-
-
-def index_of(stores: Stores) -> RecallIndex:
-    """The recall index for ``stores``: the process's embedded index of their backend when it
-    keeps generations (``Stores.generations``), else one built afresh for each recall."""
-    generations = stores.generations
-    if generations is None:
-        return TransientRecallIndex(stores.records)
-    with _SHARED_LOCK:
-        shared = _SHARED.get(generations)
-        # A new record store object for the same backend (a second ``stores()``) starts a new
-        # index: the old one's proxy may be about to die with the object it proxies.
-        if shared is None or shared[0]() is not stores.records:
-            index = EmbeddedRecallIndex(
-                cast(RecordStore, weakref.proxy(stores.records)),
-                cast(RecordGenerations, weakref.proxy(generations)),
-                bulk=bulk_reads(stores.records),
-                objects=stores.index_objects,
-            )
-            shared = (weakref.ref(stores.records), index)
-            _SHARED[generations] = shared
-        return shared[1]

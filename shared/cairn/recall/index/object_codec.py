@@ -1,7 +1,8 @@
 """The bytes of a recall index object: a scope's index rows at one generation.
 
 Layout (little-endian): the magic ``CAIRNIX1``; a u32 header length and the header (JSON:
-format, generation, embedder key and dims, row and vector counts, the rows' byte length); the
+format, generation, embedder key and dims, row and vector counts, the rows' byte length, the
+memory's quarantine list read with the rows); the
 rows (one JSON array, a row an array of its ``IndexRow`` fields, the row's stored version JSON
 last, ``-1`` or its position in the matrix before it); then the vectors, float32, one row per
 vector, exactly the bytes the store holds. Rows are what ``IndexRowReader.index_rows`` returned,
@@ -25,9 +26,12 @@ import numpy as np
 
 from cairn.models import EmbedderId, RecordVersion
 from cairn.ports import IndexRow
+from cairn.quarantine import QuarantineEntry
 
 MAGIC = b"CAIRNIX1"
-FORMAT = 1
+# 2: the header carries the memory's quarantine list as read with the rows (cairn.quarantine);
+# a format-1 object is another format, so it is rebuilt rather than read without the list.
+FORMAT = 2
 _LENGTH = struct.Struct("<I")
 
 
@@ -41,9 +45,15 @@ class DecodedObject:
 
     generation: str
     rows: list[IndexRow]
+    quarantine: tuple[QuarantineEntry, ...] = ()
 
 
-def encode(rows: Sequence[IndexRow], generation: str, embedder: EmbedderId | None) -> bytes:
+def encode(
+    rows: Sequence[IndexRow],
+    generation: str,
+    embedder: EmbedderId | None,
+    quarantine: Sequence[QuarantineEntry] = (),
+) -> bytes:
     """The object of ``rows`` at ``generation`` (a row without its stored JSON, ``data``, is
     parsed and dumped: slower, the same version)."""
     dims = embedder.dims if embedder is not None else 0
@@ -79,6 +89,7 @@ def encode(rows: Sequence[IndexRow], generation: str, embedder: EmbedderId | Non
             "rows": len(rows),
             "vectors": len(with_vector),
             "rows_bytes": len(body),
+            "quarantine": [entry.model_dump(mode="json") for entry in quarantine],
         },
         separators=(",", ":"),
     ).encode("utf-8")
@@ -114,7 +125,8 @@ def _decode(blob: bytes, embedder: EmbedderId | None) -> DecodedObject:
     matrix = np.frombuffer(blob, dtype="<f4", count=count * dims, offset=vectors_at)
     matrix = matrix.reshape(count, dims) if dims else matrix.reshape(0, 0)
     rows = [_row(entry, matrix) for entry in listed]
-    return DecodedObject(generation=str(header["generation"]), rows=rows)
+    quarantine = tuple(QuarantineEntry.model_validate(e) for e in header["quarantine"])
+    return DecodedObject(generation=str(header["generation"]), rows=rows, quarantine=quarantine)
 
 
 def _row(entry: list[Any], matrix: np.ndarray[Any, Any]) -> IndexRow:

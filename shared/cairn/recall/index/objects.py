@@ -31,8 +31,9 @@ from collections.abc import Hashable
 
 from cairn.errors import CairnError
 from cairn.models import EmbedderId, Scope
-from cairn.ports import IndexObjectStore, IndexRow, RecordGenerations, RecordStore
-from cairn.recall.index.object_codec import CorruptIndexObjectError, decode, encode
+from cairn.ports import IndexObjectStore, IndexRow, QuarantineList, RecordGenerations, RecordStore
+from cairn.quarantine import QuarantineEntry
+from cairn.recall.index.object_codec import CorruptIndexObjectError, DecodedObject, decode, encode
 
 log = logging.getLogger(__name__)
 # ETags remembered per (scope, space); one entry is a few hundred bytes.
@@ -55,8 +56,10 @@ class ObjectRowSource:
         objects: IndexObjectStore,
         *,
         bulk: bool,
+        quarantine: QuarantineList | None = None,
     ) -> None:
         self._records = records
+        self._quarantine = quarantine
         self._bulk = bulk
         self._generations = generations
         self._objects = objects
@@ -69,21 +72,31 @@ class ObjectRowSource:
         self, scope: Scope, embedder: EmbedderId | None, generation: Hashable
     ) -> list[IndexRow]:
         """The live heads of ``scope`` as of ``generation`` (read before this call)."""
+        return self.read(scope, embedder, generation)[0]
+
+    def read(
+        self, scope: Scope, embedder: EmbedderId | None, generation: Hashable
+    ) -> tuple[list[IndexRow], tuple[QuarantineEntry, ...]]:
+        """``rows``, and the memory's quarantine list as of then (a change to it moves every
+        generation of the memory, so an object at ``generation`` carries the list that holds
+        for it)."""
         wanted, space = str(generation), space_of(embedder)
         found = self._fetch(scope, space, embedder, wanted)
         if found is not None:
             self.fetched += 1
-            return found
+            return found.rows, found.quarantine
         from cairn.recall.index.embedded import read_rows  # a cycle at import otherwise
 
+        listed = self._quarantine
+        quarantine = listed.entries(scope.memory_id) if listed is not None else ()
         rows = read_rows(self._records, scope, embedder, bulk=self._bulk)
         self.rebuilt += 1
-        self._publish(scope, space, embedder, wanted, rows)
-        return rows
+        self._publish(scope, space, embedder, wanted, rows, quarantine)
+        return rows, quarantine
 
     def _fetch(
         self, scope: Scope, space: str, embedder: EmbedderId | None, wanted: str
-    ) -> list[IndexRow] | None:
+    ) -> DecodedObject | None:
         with self._lock:
             seen = self._seen.get((scope, space))
         etag, seen_generation = seen if seen is not None else (None, None)
@@ -104,7 +117,7 @@ class ObjectRowSource:
             log.warning("recall index object is corrupt; reading the store and rewriting it")
             return None
         self._remember(scope, space, stored.etag, decoded.generation)
-        return decoded.rows if decoded.generation == wanted else None
+        return decoded if decoded.generation == wanted else None
 
     def _publish(
         self,
@@ -113,9 +126,11 @@ class ObjectRowSource:
         embedder: EmbedderId | None,
         generation: str,
         rows: list[IndexRow],
+        quarantine: tuple[QuarantineEntry, ...],
     ) -> None:
         try:
-            etag = self._objects.write(scope, space, encode(rows, generation, embedder))
+            body = encode(rows, generation, embedder, quarantine)
+            etag = self._objects.write(scope, space, body)
             if str(self._generations.generation(scope)) != generation:
                 self._objects.write(scope, space, b"")  # see the module docstring, step 3
                 return

@@ -21,6 +21,7 @@ from datetime import datetime
 import numpy as np
 
 from cairn.ports import Embedder
+from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import Candidate, RecordFilter
 from cairn.recall.dedup import deduplicate
 from cairn.recall.expansion import threads
@@ -68,6 +69,9 @@ class Search:
     any_trusted: bool = False
     # Whether a fallback over embedded rows chose the ranking (the block is labelled weak).
     weak: bool = False
+    # The memory's quarantine list, when the index read it with its rows (index objects);
+    # ``None``: recall reads it from the store (cairn.quarantine).
+    quarantine: tuple[QuarantineEntry, ...] | None = None
 
 
 def search(

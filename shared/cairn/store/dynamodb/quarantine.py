@@ -1,6 +1,12 @@
 """``QuarantineList`` on DynamoDB, in the items table (``docs/dynamodb.md``)::
 
-items   pk = QR#<memory>   sk = S#<field>:<value>         one quarantined source
+    items   pk = QR#<memory>   sk = S#<field>:<value>         one quarantined source
+
+A change to the list moves the generation of every scope of the memory (its actor markers,
+``RA#<memory>``): the recall index reads the list with a scope's rows and keeps both with the
+generation (in process and in the scope's index object), so a warm or cold reader learns of
+the change at its next recall without an extra read per recall. A scope whose first record
+lands while the list changes may keep its index at the old list until its next write.
 """
 
 from __future__ import annotations
@@ -8,9 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.errors import ConflictError
+from cairn.models import Scope
 from cairn.quarantine import QuarantineEntry, SourceSelector
 from cairn.store.dynamodb.client import DynamoDBClient
-from cairn.store.dynamodb.codec import key, s, text
+from cairn.store.dynamodb.codec import key, s, scope_pk, text
+from cairn.store.dynamodb.erasures import read_actors
+from cairn.store.dynamodb.generations import generation_bump
 from cairn.store.memory.quarantine import ordered
 
 
@@ -40,6 +49,7 @@ class DynamoDBQuarantineList:
             )
         except ConflictError:
             return False
+        self._move_generations(entry.memory_id)
         return True
 
     def remove(self, memory_id: str, selector: SourceSelector) -> bool:
@@ -49,7 +59,16 @@ class DynamoDBQuarantineList:
             Key=key(quarantine_pk(memory_id), f"S#{selector}"),
             ReturnValues="ALL_OLD",
         )
-        return "Attributes" in answer
+        if "Attributes" not in answer:
+            return False
+        self._move_generations(memory_id)
+        return True
+
+    def _move_generations(self, memory_id: str) -> None:
+        for actor in read_actors(self._db, self._table, memory_id):
+            pk = scope_pk(Scope(memory_id=memory_id, actor_id=actor))
+            update = generation_bump(self._table, pk)["Update"]
+            self._db.call("update_item", **update)
 
     def entries(self, memory_id: str) -> tuple[QuarantineEntry, ...]:
         found: list[QuarantineEntry] = []
