@@ -1,14 +1,15 @@
 """Quarantine: an operator marks a source as compromised; what came from it reads as untrusted.
 
-A ``QuarantineEntry`` names one source by one field of ``cairn.models.Source`` (``SourceSelector``:
-a source kind such as ``tool``, a speaker role such as ``TOOL``, or a rollout, run, session or
-event id) within one memory. The list is kept by the store (``cairn.ports.QuarantineList``);
-history is never rewritten. At read time a version any of whose sources the memory's list holds
-is shown through ``quarantined_view``: a ``QuarantinedVersion``, labelled untrusted (the
-rendering adds ``quarantined``), so recall quotes it, dedup and the untrusted share treat it as
-untrusted, and the session's taint ledger asks for a release before its text reaches a write.
-``authority_of_sources`` (``cairn.authority``) counts a quarantined source as untrusted, so a
-quarantined record cannot outrank, and quarantined evidence cannot change, what the user stated.
+A ``QuarantineEntry`` names one source by one field of ``cairn.models.Source``
+(``SourceSelector``: a source kind such as ``tool``, a speaker role such as ``TOOL``, a rollout,
+run, session or event id, or a group chat member's id) within one memory. The list is kept by
+the store (``cairn.ports.QuarantineList``); history is never rewritten. At read time a version
+any of whose sources the memory's list holds is shown through ``quarantined_view``: a
+``QuarantinedVersion``, labelled untrusted (the rendering adds ``quarantined``), so recall
+quotes it, dedup and the untrusted share treat it as untrusted, and the session's taint ledger
+asks for a release before its text reaches a write. ``cairn.authority`` counts a quarantined
+source as untrusted, so a quarantined record cannot outrank, and quarantined evidence (a
+quarantined rollout's extraction) cannot change, what the user stated.
 
 Removing an entry restores the stored labels at the next read; nothing was written.
 """
@@ -36,6 +37,8 @@ class SelectorField(StrEnum):
     RUN = "run"
     SESSION = "session"
     EVENT = "event"
+    # A person in a group chat (``Source.speaker_id``), e.g. a member's hijacked account.
+    SPEAKER_ID = "speaker_id"
 
 
 SelectorValue = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\s]+$")]
@@ -56,6 +59,7 @@ class SourceSelector(Frozen):
             SelectorField.RUN: source.run_id,
             SelectorField.SESSION: source.session_id,
             SelectorField.EVENT: source.event_id,
+            SelectorField.SPEAKER_ID: source.speaker_id,
         }[self.field]
         return actual == self.value
 

@@ -214,3 +214,13 @@ def test_extraction_from_a_quarantined_rollout_cannot_replace_what_the_user_stat
     )
     assert stores.records.get(scope, stated.record_id).status is Status.ACTIVE
     assert len(stores.records.list_records(scope).items) == 2  # filed beside it, contested
+
+
+def test_a_group_members_account_can_be_quarantined(stores: Stores, clock: FixedClock) -> None:
+    member = Source(kind=SourceKind.USER, session_id="group", speaker_id="tg:222")
+    said = create(stores, "The office wifi password is on the fridge", sources=(member,))
+    list_of(stores).add(entry(clock, "speaker_id:tg:222"))
+    block, _, trusts = _recall(stores, clock, "office wifi password")
+    assert trusts == [Trust.UNTRUSTED]
+    assert f"{said.record_id} | " in block
+    assert QUARANTINED_LABEL in block

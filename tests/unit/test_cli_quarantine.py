@@ -77,3 +77,10 @@ def test_a_source_that_is_not_field_value_is_a_usage_error(
     assert status == 2
     assert "FIELD:VALUE" in err
     assert "kind, speaker, rollout" in err
+
+
+def test_the_cli_names_every_field_a_selector_has() -> None:
+    from cairn.cli.quarantine import SELECTOR_FIELDS
+    from cairn.quarantine import SelectorField
+
+    assert tuple(field.value for field in SelectorField) == SELECTOR_FIELDS

@@ -5,7 +5,7 @@
     cairn quarantine remove rollout:rol-0190... [--memory M]
 
 A source is ``FIELD:VALUE`` (``cairn.quarantine.SelectorField``: kind, speaker, rollout, run,
-session, event). Nothing stored is rewritten: recall, replay's labels, ``history`` and
+session, event, speaker_id). Nothing stored is rewritten: recall, replay's labels, ``history`` and
 ``as-of`` relabel at read time, and removing the entry restores the stored labels.
 """
 
@@ -20,7 +20,7 @@ from cairn.cli.errors import UsageError
 from cairn.clock import SystemClock
 
 # cairn.quarantine.SelectorField's values, copied so `cairn --help` loads no pydantic.
-SELECTOR_FIELDS = ("kind", "speaker", "rollout", "run", "session", "event")
+SELECTOR_FIELDS = ("kind", "speaker", "rollout", "run", "session", "event", "speaker_id")
 
 
 def add_quarantine_command(

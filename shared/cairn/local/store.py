@@ -64,6 +64,7 @@ def describe_source(source: Source) -> str:
             ("session", source.session_id),
             ("rollout", source.rollout_id),
             ("run", source.run_id),
+            ("speaker_id", source.speaker_id),
         )
         if value
     ]
