@@ -16,7 +16,7 @@ Removing an entry restores the stored labels at the next read; nothing was writt
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Annotated, Protocol
 
@@ -93,10 +93,23 @@ class QuarantinedVersion(RecordVersion):
 
 
 class Quarantine:
-    """A memory's quarantine list as a read-time test over sources."""
+    """A memory's quarantine list as a read-time test over sources; with ``load``, the list is
+    read at the first test, not before (a pass that tests no source reads nothing)."""
 
-    def __init__(self, entries: Iterable[QuarantineEntry] = ()) -> None:
-        self._selectors = frozenset(entry.selector for entry in entries)
+    def __init__(
+        self,
+        entries: Iterable[QuarantineEntry] = (),
+        *,
+        load: Callable[[], Iterable[QuarantineEntry]] | None = None,
+    ) -> None:
+        self._load = load
+        self._held = frozenset(entry.selector for entry in entries)
+
+    @property
+    def _selectors(self) -> frozenset[SourceSelector]:
+        if self._load is not None:
+            self._held, self._load = frozenset(e.selector for e in self._load()), None
+        return self._held
 
     def __bool__(self) -> bool:
         return bool(self._selectors)
@@ -133,5 +146,8 @@ class _Listed(Protocol):
 
 
 def quarantine_of(listed: _Listed | None, memory_id: str) -> Quarantine | None:
-    """The memory's quarantine as read now (``Stores.quarantine``); ``None`` without a list."""
-    return Quarantine(listed.entries(memory_id)) if listed is not None else None
+    """The memory's quarantine (``Stores.quarantine``), read when first tested; ``None``
+    without a list."""
+    if listed is None:
+        return None
+    return Quarantine(load=lambda: listed.entries(memory_id))

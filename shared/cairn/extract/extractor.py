@@ -1,9 +1,9 @@
 """The built-in extractor: one staged rollout -> candidates per strategy -> formation -> writes.
 
-``extract_rollout`` runs every strategy the rollout is for (self-managed ones are the user's own
-extractor's business and are skipped), forms the candidates against the namespace's nearest live
-records and applies the changes: one atomic ``apply`` per namespace, checked against the head
-versions formation saw (re-planned once on a conflict); quarantined sources are untrusted.
+``extract_rollout`` runs every strategy the rollout is for (self-managed ones are skipped), forms
+the candidates against the namespace's nearest live records and applies the changes: one atomic
+``apply`` per namespace, checked against the heads formation saw (re-planned once on a conflict);
+a quarantined source is untrusted evidence.
 
 An episodic strategy files episodes (``cairn.extract.episodes``); a pass of reflections across
 the actor's episodes follows each new one (``cairn.extract.reflections``). At most once per
@@ -41,7 +41,7 @@ from cairn.model_request import NO_USAGE, ModelUsage
 from cairn.models import Frozen, RecordVersion, Scope, UtcDatetime, VersionRef
 from cairn.namespace_actors import refuse_nested_namespace
 from cairn.ports import Clock, Embedder, ModelProvider, Stores
-from cairn.quarantine import quarantine_of
+from cairn.quarantine import Quarantine, quarantine_of
 from cairn.rollout.payload import RolloutPayload
 
 
@@ -101,6 +101,7 @@ class _Run:
     planned: list[Formed] = field(default_factory=list)
     written: list[RecordVersion] = field(default_factory=list)
     already: list[RecordVersion] = field(default_factory=list)
+    quarantine: Quarantine | None = None
 
     def count(self, **more: int) -> None:
         update = {name: getattr(self.counts, name) + value for name, value in more.items()}
@@ -138,8 +139,7 @@ def extract_rollout(
     """Form the rollout's candidates into records of its scope, at most once per rollout id.
 
     ``erasures`` is the scope's erasure count read before the payload was (read here when
-    ``None``): an erase or retract committed since fails the apply with
-    ``ErasedMeanwhileError`` and writes nothing (``cairn.erasure_fence``).
+    ``None``): an erase or retract since fails the apply, nothing written (``erasure_fence``).
 
     Raises ``ModelTimeoutError`` / ``ModelUnavailableError`` (retryable; nothing written),
     ``InvalidInputError`` for a payload of another memory or an unresolvable namespace template,
@@ -148,7 +148,7 @@ def extract_rollout(
     scope = _scope_of(payload, memory)
     if erasures is None:
         erasures = stores.records.erasures(scope)
-    run = _Run(payload=payload, started=clock.now())
+    run = _Run(payload, clock.now(), quarantine=quarantine_of(stores.quarantine, scope.memory_id))
     for group in _groups(payload, memory):
         reason = _plan_group(run, scope, group, stores, model, embedder, policy)
         if reason is not None:
@@ -163,7 +163,7 @@ def extract_rollout(
             embedder=embedder,
             policy=policy,
             erasures=erasures,
-            quarantine=quarantine_of(stores.quarantine, scope.memory_id),
+            quarantine=run.quarantine,
         )
         run.written.extend(applied.written)
         run.usage += applied.usage
@@ -214,7 +214,7 @@ def _plan_group(
         model=model,
         embedder=embedder,
         policy=policy,
-        quarantine=quarantine_of(stores.quarantine, scope.memory_id),
+        quarantine=run.quarantine,
     )
     run.usage += formed.usage
     if formed.reason is not None:
