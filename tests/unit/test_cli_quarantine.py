@@ -84,3 +84,40 @@ def test_the_cli_names_every_field_a_selector_has() -> None:
     from cairn.quarantine import SelectorField
 
     assert tuple(field.value for field in SelectorField) == SELECTOR_FIELDS
+
+
+def test_quarantine_on_the_deployed_stack_names_the_table_by_its_outputs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    boto3 = pytest.importorskip("boto3")
+    moto = pytest.importorskip("moto")
+    from cairn.store.dynamodb import DynamoDBBackend
+    from cairn.store.dynamodb.schema import TABLES, create_table_request
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.delenv("CAIRN_MEMORY", raising=False)
+    with moto.mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        for table in TABLES:
+            dynamodb.create_table(**create_table_request(table, f"cairn-{table.logical_name}"))
+        outputs = {"ItemsTableName": {"Value": "cairn-items"}}
+        template = {"Resources": {"Unused": {"Type": "AWS::SQS::Queue"}}, "Outputs": outputs}
+        boto3.client("cloudformation", region_name="us-east-1").create_stack(
+            StackName="cairn", TemplateBody=json.dumps(template)
+        )
+        added = cairn(
+            capsys, "quarantine", "add", "kind:tool", "--stack", "cairn", "--memory", "m1"
+        )
+        listed = cairn(
+            capsys, "quarantine", "list", "--items-table", "cairn-items", "--memory", "m1"
+        )
+        backend = DynamoDBBackend(dynamodb, items_table="cairn-items", events_table="cairn-events")
+        quarantine = backend.stores().quarantine
+        assert quarantine is not None
+        held = [str(e.selector) for e in quarantine.entries("m1")]
+
+    assert added[:2] == (0, "kind:tool: quarantined in memory m1\n")
+    assert "1 quarantined source(s) in memory m1" in listed[1]
+    assert held == ["kind:tool"]
