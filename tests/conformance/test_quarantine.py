@@ -12,14 +12,28 @@ import pytest
 
 from cairn.authority import may_change
 from cairn.clock import FixedClock
-from cairn.models import Source, SourceKind, Trust
+from cairn.extract.extractor import extract_rollout
+from cairn.memories import StrategyKind
+from cairn.models import Role, Scope, Source, SourceKind, Status, Trust
 from cairn.ports import QuarantineList, Stores
 from cairn.quarantine import Quarantine, QuarantineEntry, SourceSelector, parse_selector
 from cairn.recall import RecallQuery, recall, replay
 from cairn.recall.render import QUARANTINED_LABEL
 from cairn.runtime import MemorySession
+from cairn.testing import HashingEmbedder, ScriptedModel
 from tests.conformance.backends import open_backend
 from tests.conformance.samples import SCOPE, TOOL, USER, create
+from tests.unit.extraction_inputs import (
+    ACTOR,
+    FACTS,
+    MEMORY_ID,
+    candidates,
+    decisions,
+    memory,
+    message,
+    rollout,
+    strategy,
+)
 
 # The user's own words, typed on a laptop the operator now knows was compromised.
 LAPTOP = Source(kind=SourceKind.USER, event_id="ev-9", session_id="laptop")
@@ -169,22 +183,6 @@ def test_the_models_tools_see_a_quarantined_record_as_untrusted(
 def test_extraction_from_a_quarantined_rollout_cannot_replace_what_the_user_stated(
     stores: Stores, clock: FixedClock
 ) -> None:
-    from cairn.extract.extractor import extract_rollout
-    from cairn.memories import StrategyKind
-    from cairn.models import Role, Scope, Status
-    from cairn.testing import HashingEmbedder, ScriptedModel
-    from tests.unit.extraction_inputs import (
-        ACTOR,
-        FACTS,
-        MEMORY_ID,
-        candidates,
-        decisions,
-        memory,
-        message,
-        rollout,
-        strategy,
-    )
-
     scope = Scope(memory_id=MEMORY_ID, actor_id=ACTOR)
     facts = memory(strategy(FACTS, StrategyKind.SEMANTIC, "/facts/{actorId}/"))
 

@@ -149,3 +149,15 @@ def test_the_relevance_threshold_is_the_host_s_to_set(stores: Stores) -> None:
     strict = _session(stores, per_turn_recall=True, turn_min_evidence=0.9).start_run("hi")
     assert lenient.turn_context(said) is not None
     assert strict.turn_context(said) is None
+
+
+def test_a_runs_turn_keeps_who_said_it_in_a_group(stores: Stores) -> None:
+    from cairn.models import SPEAKER_METADATA_KEY
+
+    session = _session(stores)
+    run = session.start_run("hello all")
+    run.add_turn("USER", "I am vegetarian.", speaker="tg:111")
+    run.add_turn("ASSISTANT", "Noted.")
+    session.flush()
+    events = stores.events.list_events(SCOPE, "s1").items
+    assert [e.metadata for e in events] == [{SPEAKER_METADATA_KEY: "tg:111"}, {}]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from cairn.consolidate.evidence import (
     EvidencePayload,
@@ -46,7 +46,13 @@ from cairn.runtime.tools import MemoryTools
 
 logger = logging.getLogger(__name__)
 
-TurnRecorder = Callable[[Role | str, str], None]
+
+class TurnRecorder(Protocol):
+    """Records one turn in the session (``MemorySession.add_turn``)."""
+
+    def __call__(self, role: Role | str, text: str, *, speaker: str | None = None) -> None: ...
+
+
 EvidenceSink = Callable[[EvidencePayload], object]
 """Stages a run's evidence (``cairn.consolidate.evidence.EvidenceStager.stage``)."""
 RunStatus = Literal["completed", "failed", "aborted", "parked"]
@@ -150,10 +156,17 @@ class Run:
         memoryless session)."""
         return "\n\n".join(part for part in (base, self.block, self.history_block) if part)
 
-    def add_turn(self, role: Role | str, text: str, *, tool_calls: Sequence[str] = ()) -> None:
-        """Record a turn in the session (buffered; see ``MemorySession.add_turn``) and in the
-        run's transcript, with the names of the tools it called."""
-        self._record(role, text)
+    def add_turn(
+        self,
+        role: Role | str,
+        text: str,
+        *,
+        tool_calls: Sequence[str] = (),
+        speaker: str | None = None,
+    ) -> None:
+        """Record a turn in the session (buffered; see ``MemorySession.add_turn``, ``speaker``
+        too) and in the run's transcript, with the names of the tools it called."""
+        self._record(role, text, speaker=speaker)
         known = isinstance(role, Role) or role.upper() in Role.__members__
         if known and (text.strip() or tool_calls):
             kind = role if isinstance(role, Role) else Role(role.upper())
