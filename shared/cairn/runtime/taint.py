@@ -48,6 +48,9 @@ class TaintedEntry:
 
     item: RecalledItem
     journal_id: str | None
+    # The entry's words and shingles, computed once when it is shown.
+    words: tuple[str, ...] = ()
+    shingles: frozenset[tuple[str, ...]] = frozenset()
 
     @property
     def record_id(self) -> str:
@@ -89,16 +92,28 @@ def strings_in(value: Any) -> Iterator[str]:
 def overlaps(entry_text: str, values: Iterable[str]) -> bool:
     """Whether any of ``values`` carries ``entry_text`` by the rules in the module docstring."""
     entry = words(entry_text)
+    return _carried(entry, frozenset(_shingles(entry)), _prepared(values))
+
+
+_Given = list[tuple[tuple[str, ...], set[tuple[str, ...]]]]
+
+
+def _prepared(values: Iterable[str]) -> _Given:
+    """Each value's words and shingles, computed once for every entry compared."""
+    return [(said, _shingles(said)) for said in map(words, values)]
+
+
+def _carried(
+    entry: tuple[str, ...], entry_shingles: frozenset[tuple[str, ...]], given: _Given
+) -> bool:
     if not entry:
         return False
-    entry_shingles = _shingles(entry)
-    for value in values:
-        given = words(value)
-        if len(entry) < SHINGLE_WORDS and _contains(given, entry):
+    for value, value_shingles in given:
+        if len(entry) < SHINGLE_WORDS and _contains(value, entry):
             return True
-        if len(given) >= 2 and _contains(entry, given):
+        if len(value) >= 2 and _contains(entry, value):
             return True
-        if entry_shingles & _shingles(given):
+        if not entry_shingles.isdisjoint(value_shingles):
             return True
     return False
 
@@ -113,7 +128,10 @@ class TaintLedger:
         """Note the untrusted ones of ``items``, shown by recall ``journal_id``."""
         for item in items:
             if item.entry.trust is Trust.UNTRUSTED and item.record_id not in self._entries:
-                self._entries[item.record_id] = TaintedEntry(item=item, journal_id=journal_id)
+                said = words(item.content)
+                self._entries[item.record_id] = TaintedEntry(
+                    item, journal_id, said, frozenset(_shingles(said))
+                )
 
     @property
     def entries(self) -> tuple[TaintedEntry, ...]:
@@ -124,5 +142,5 @@ class TaintLedger:
         ``strict``); empty when the call carries none."""
         if strict:
             return self.entries
-        values = list(strings_in(arguments))
-        return tuple(e for e in self._entries.values() if overlaps(e.item.content, values))
+        given = _prepared(strings_in(arguments))
+        return tuple(e for e in self._entries.values() if _carried(e.words, e.shingles, given))
