@@ -34,7 +34,7 @@ from benchmarks.speed_recall import (
     real_and_stretched,
     time_recalls,
 )
-from benchmarks.speed_report import SpeedRun, render_speed
+from benchmarks.speed_report import SpeedRun, render_recall_only, render_speed
 from cairn.clock import FixedClock
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.store.sqlite import SQLiteBackend
@@ -50,11 +50,40 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="1k and 10k only; writes nothing")
     parser.add_argument("--no-cache", action="store_true", help="embed the 1k facts afresh")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=None,
+        help="comma-separated record counts to time (of 1000, 10000, 100000); writes nothing",
+    )
+    parser.add_argument(
+        "--recall-only",
+        action="store_true",
+        help="time warm recall and its floor only (no first recall, memory, paths, DynamoDB)",
+    )
     return parser.parse_args(argv)
 
 
-def run(quick: bool, use_cache: bool, workdir: Path) -> SpeedRun:
+def _sizes(text: str) -> tuple[int, ...]:
+    sizes = tuple(int(part.replace("_", "")) for part in text.split(",") if part.strip())
+    unknown = [size for size in sizes if size not in FULL_RUNS]
+    if not sizes or unknown:
+        raise argparse.ArgumentTypeError(
+            f"sizes must be some of {', '.join(map(str, FULL_RUNS))}; got {text!r}"
+        )
+    return sizes
+
+
+def run(
+    quick: bool,
+    use_cache: bool,
+    workdir: Path,
+    sizes: Sequence[int] | None = None,
+    recall_only: bool = False,
+) -> SpeedRun:
     runs = QUICK_RUNS if quick else FULL_RUNS
+    if sizes is not None:
+        runs = {size: FULL_RUNS[size] for size in sizes}
     largest = max(runs)
     onnx = OnnxEmbedder()
     facts = synthetic.facts(largest)
@@ -73,6 +102,11 @@ def run(quick: bool, use_cache: bool, workdir: Path) -> SpeedRun:
             result.fill_records[size] = size - written
             written = size
             print(f"speed: {size:,} records written; timing recall", file=sys.stderr)
+            if recall_only:
+                result.sizes.append(
+                    time_recalls(stores, size, questions, onnx, precomputed, runs[size], vectors)
+                )
+                continue
             result.first.append(first_recall(db, questions[0], size))
             result.sizes.append(
                 time_recalls(stores, size, questions, onnx, precomputed, runs[size], vectors)
@@ -82,6 +116,8 @@ def run(quick: bool, use_cache: bool, workdir: Path) -> SpeedRun:
                 result.appends = time_appends(stores, 200, 2_000)
                 result.rendering = time_rendering(stores, precomputed, questions[0], 500)
                 result.formation = time_formation(stores, onnx, 20)
+    if recall_only:
+        return result
     vector_file = workdir / "question.npy"
     np.save(vector_file, precomputed.embed([questions[0]])[0])
     result.memory_records = largest
@@ -98,14 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cairn-speed-") as workdir:
-        result = run(args.quick, not args.no_cache, Path(workdir))
+        result = run(args.quick, not args.no_cache, Path(workdir), args.sizes, args.recall_only)
     result.seconds = time.perf_counter() - started
     given = list(sys.argv[1:] if argv is None else argv)
     result.command = " ".join(["python -m benchmarks.speed", *given])
     result.date = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
-    write = not (args.quick or args.no_write)
+    partial = args.sizes is not None or args.recall_only
+    write = not (args.quick or args.no_write or partial)
     image = plot_latency(result.sizes) if write else None
-    markdown = render_speed(result, image)
+    markdown = render_recall_only(result) if args.recall_only else render_speed(result, image)
     print(markdown)
     if write:
         report.write_section(markdown, "speed")

@@ -154,6 +154,13 @@ def _dynamodb_table(run: SpeedRun) -> str:
     return report.table(header, rows)
 
 
+def render_recall_only(run: SpeedRun) -> str:
+    """The recall table alone (``--recall-only``), with the run's command and machine."""
+    facts = [f"- command: `{run.command}`", f"- date: {run.date}"]
+    facts += [f"- {line}" for line in report.machine_facts()]
+    return "\n".join([*facts, "", _recall_table(run)])
+
+
 def render_speed(run: SpeedRun, image: Path | None) -> str:
     parts = [
         "## Speed and scale",

@@ -83,19 +83,47 @@ def deduplicate(
     if any_trusted is None:
         any_trusted = any(r.candidate.version.trust is Trust.TRUSTED for r in ranked)
     cap = untrusted_limit(policy, limit) if any_trusted else limit
-    kept: list[tuple[int, Ranked]] = []
+    kept: list[Ranked] = []
     untrusted = 0
     dropped = 0
-    for index, item in enumerate(ranked):
+    for item in ranked:
         if len(kept) >= limit:
             break
-        if any(duplicates(item.candidate, k.candidate, policy) for _, k in kept):
+        candidate = item.candidate
+        if _duplicates_any(candidate, kept, policy):
             dropped += 1
             continue
-        if item.candidate.version.trust is Trust.UNTRUSTED:
+        if candidate.version.trust is Trust.UNTRUSTED:
             if untrusted >= cap:
                 dropped += 1
                 continue
             untrusted += 1
-        kept.append((index, item))
-    return Deduplicated(kept=tuple(item for _, item in kept), dropped=dropped)
+        kept.append(item)
+    return Deduplicated(kept=tuple(kept), dropped=dropped)
+
+
+def _duplicates_any(later: Candidate, kept: Sequence[Ranked], policy: RecallPolicy) -> bool:
+    """``any(duplicates(later, k.candidate, policy) for k in kept)``, with what depends on
+    ``later`` alone looked up once."""
+    version = later.version
+    digest, vector = version.content_digest, later.vector
+    if version.trust is Trust.UNTRUSTED:
+        cosine, overlap, spare_untrusted = (
+            policy.untrusted_dedup_cosine,
+            policy.untrusted_dedup_jaccard,
+            False,
+        )
+    else:
+        cosine, overlap, spare_untrusted = policy.dedup_cosine, policy.dedup_jaccard, True
+    for item in kept:
+        other = item.candidate
+        if spare_untrusted and other.version.trust is Trust.UNTRUSTED:
+            continue
+        if digest == other.version.content_digest:
+            return True
+        if vector is not None and other.vector is not None:
+            if float(np.dot(vector, other.vector)) >= cosine:
+                return True
+        elif jaccard(later.tokens, other.tokens) >= overlap:
+            return True
+    return False

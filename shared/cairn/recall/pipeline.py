@@ -103,7 +103,11 @@ def recall(
 
     found = search(where)
     ranked, any_trusted = _read_now(stores, scope, found, search, where)
-    unique = deduplicate(ranked, policy, limit=query.top_k, any_trusted=any_trusted)
+    unique = (
+        found.deduplicated
+        if found.deduplicated is not None and ranked is found.ranked
+        else deduplicate(ranked, policy, limit=query.top_k, any_trusted=any_trusted)
+    )
     clamped = clamp(unique.kept, policy, query.top_k, weak=found.weak)
     block = render_block(clamped.entries, weak=clamped.weak)
     journal_id: str | None = None

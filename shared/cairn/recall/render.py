@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -51,6 +50,8 @@ CONTESTED_LABEL = "contested"
 QUARANTINED_LABEL = "quarantined"
 
 _WHITESPACE = re.compile(r"\s+")
+# Unicode's control characters (general category Cc) are exactly these 65 code points.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 # Characters a line splitter may break on that json.dumps(ensure_ascii=False) leaves raw:
 # DEL and the C1 controls (U+0085 NEL among them) and the Unicode line/paragraph separators.
 _RAW_BREAKERS = re.compile("[\x7f-\x9f\u2028\u2029]")
@@ -81,7 +82,7 @@ def one_line(text: str) -> str:
     """Trusted content on one line: whitespace runs (line breaks too) become one space, other
     control characters are dropped, ends trimmed."""
     collapsed = _WHITESPACE.sub(" ", text)
-    return "".join(ch for ch in collapsed if unicodedata.category(ch) != "Cc").strip()
+    return _CONTROLS.sub("", collapsed).strip()
 
 
 def quote(text: str) -> str:

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from cairn.ports import Embedder
 from cairn.recall.candidates import row_cosines, unit, unit_rows
+from cairn.recall.index.layout import layout, whole
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.query import RecallPolicy
 from cairn.recall.relevance import term_weight
@@ -36,16 +37,22 @@ def bm25(
     lengths = snapshot.lengths[view]
     average = int(lengths.sum()) / total or 1.0
     norm = k1 * ((1 - b) + (b * lengths) / average)
-    position = np.full(snapshot.size, -1, dtype=np.int64)
-    position[view] = np.arange(total)
+    everything = whole(snapshot, view)
+    position = view
+    if not everything:
+        position = np.full(snapshot.size, -1, dtype=np.int64)
+        position[view] = np.arange(total)
     for term in terms:
         posting = snapshot.postings.get(term)
         if posting is None:
             continue
         rows, tf = posting
-        at = position[rows]
-        held = at >= 0
-        at, tf = at[held], tf[held]
+        if everything:  # a row's view position is the row itself
+            at = rows
+        else:
+            at = position[rows]
+            held = at >= 0
+            at, tf = at[held], tf[held]
         df = len(at)
         if not df:
             continue
@@ -61,13 +68,16 @@ def query_weight(snapshot: Snapshot, view: IntArray, query: Sequence[str]) -> fl
     total = len(view)
     if not terms or not total:
         return 0.0
-    held = np.zeros(snapshot.size, dtype=bool)
-    held[view] = True
+    everything = whole(snapshot, view)
+    held = np.ones(0, dtype=bool)
+    if not everything:
+        held = np.zeros(snapshot.size, dtype=bool)
+        held[view] = True
     frequency = dict.fromkeys(terms, 0)
     for term in frequency:
         posting = snapshot.postings.get(term)
         if posting is not None:
-            frequency[term] = int(held[posting[0]].sum())
+            frequency[term] = len(posting[0]) if everything else int(held[posting[0]].sum())
     return term_weight(frequency.values(), total)
 
 
@@ -92,13 +102,22 @@ def cosines(
 ) -> Cosines:
     """Embed the query (with up to ``max_reembed`` vectorless rows, best keyword first, in the
     same batch, as the scan does) and score every row of the view that has a vector."""
-    rows = snapshot.vector_rows[view]
-    present = rows >= 0
-    vectorless = np.flatnonzero(~present)
-    missing = vectorless[np.lexsort((vectorless, -keyword[vectorless]))][: policy.max_reembed]
+    aligned = whole(snapshot, view) and layout(snapshot).aligned
+    if aligned:  # every row has its vector at its own row of the matrix
+        rows, present = view, np.ones(len(view), dtype=bool)
+        missing = np.zeros(0, dtype=np.int64)
+    else:
+        rows = snapshot.vector_rows[view]
+        present = rows >= 0
+        vectorless = np.flatnonzero(~present)
+        order = np.lexsort((vectorless, -keyword[vectorless]))
+        missing = vectorless[order][: policy.max_reembed]
     texts = [query_text, *(snapshot.contents[int(view[p])] for p in missing)]
     embedded = embedder.embed(texts)
     query = unit(embedded[0])
+    if aligned:
+        values = row_cosines(snapshot.matrix, query)
+        return Cosines(values=values, present=present, fresh={}, reembedded=0)
     values = np.zeros(len(view), dtype=np.float32)
     stored = np.flatnonzero(present)
     if len(stored):
@@ -138,6 +157,10 @@ def screen(
     (the keyword scale when ``policy.keyword_scale`` is ``"query"``)."""
     total = len(keyword)
     best = float(keyword.max()) if total else 0.0
+    if found is not None and policy.fusion == "blend":
+        passing = found.present & (found.values >= _at_least(policy.relevance_floor))
+        if passing.any():
+            return _blended(keyword, found, passing, best, policy, weight_of_query)
     share = keyword / best if best > 0 else np.zeros(total, dtype=np.float64)
     matched = (keyword > 0) & (share >= policy.keyword_floor)
     if found is None:
@@ -170,6 +193,45 @@ def screen(
         clipped = np.where(passing, np.minimum(1.0, np.maximum(0.0, cosine)), 0.0)
         blended = (1 - weight) * clipped + weight * share
         relevance = np.minimum(1.0, blended[positions])
+    return Screened(positions, relevance, below, False)
+
+
+def _at_least(floor: float) -> np.float32:
+    """The least float32 that is at least ``floor``: for a float32 ``x``, ``x >= floor`` (as
+    doubles) exactly when ``x >= _at_least(floor)``, so the floor is applied to the float32
+    cosines without widening every one of them to a double."""
+    nearest = np.float32(floor)
+    if float(nearest) < floor:
+        nearest = np.nextafter(nearest, np.float32(np.inf))
+    return nearest
+
+
+def _blended(
+    keyword: FloatArray,
+    found: Cosines,
+    passing: npt.NDArray[np.bool_],
+    best: float,
+    policy: RecallPolicy,
+    weight_of_query: float,
+) -> Screened:
+    """``screen``'s blend when some cosine passes the floor, computed only at the positions it
+    keeps (each value the same double the whole-array expression gives there)."""
+    total = len(keyword)
+    scale = max(best, weight_of_query) if policy.keyword_scale == "query" else best
+    unvectored = np.zeros(0, dtype=np.int64)
+    if not found.present.all():
+        share = keyword / scale if scale > 0 else np.zeros(total, dtype=np.float64)
+        matched = (keyword > 0) & (share >= policy.keyword_floor)
+        unvectored = np.flatnonzero(~found.present & matched)
+    kept = passing.copy() if len(unvectored) else passing
+    kept[unvectored] = True
+    positions = np.flatnonzero(kept)
+    below = total - int(passing.sum()) - len(unvectored)
+    cosine = found.values[positions].astype(np.float64)
+    shares = keyword[positions] / scale if scale > 0 else np.zeros(len(positions))
+    weight = policy.keyword_weight
+    clipped = np.where(passing[positions], np.minimum(1.0, np.maximum(0.0, cosine)), 0.0)
+    relevance = np.minimum(1.0, (1 - weight) * clipped + weight * shares)
     return Screened(positions, relevance, below, False)
 
 

@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+import numpy.typing as npt
 
 from cairn.ports import Embedder
 from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import Candidate, RecordFilter
-from cairn.recall.dedup import deduplicate
+from cairn.recall.dedup import Deduplicated, deduplicate
 from cairn.recall.expansion import threads
+from cairn.recall.index.layout import layout, whole
 from cairn.recall.index.scoring import (
     Cosines,
     Screened,
@@ -72,6 +74,9 @@ class Search:
     # The memory's quarantine list, when the index read it with its rows (index objects);
     # ``None``: recall reads it from the store (cairn.quarantine).
     quarantine: tuple[QuarantineEntry, ...] | None = None
+    # Dedup's answer over ``ranked`` for ``query.top_k`` and ``any_trusted``, when the search
+    # already computed it (the pipeline then reuses it instead of deduplicating again).
+    deduplicated: Deduplicated | None = None
 
 
 def search(
@@ -88,7 +93,10 @@ def search(
     ``embedder``'s identity), ranked only as far as the block can reach; ``shortlist`` is how
     many rows are ranked first (at least one; any size gives the same answer). ``where``
     narrows the view before anything is scored, as the scan narrows the heads it reads."""
-    view = snapshot.view(query.namespace_prefix, query.strategy)
+    if query.namespace_prefix or query.strategy is not None:
+        view = snapshot.view(query.namespace_prefix, query.strategy)
+    else:
+        view = layout(snapshot).everything
     if where is not None:
         view = _filtered(snapshot, view, where)
     terms = tokenize(query.text)
@@ -108,11 +116,12 @@ def search(
     trusted = bool(relevance) and bool(
         snapshot.trusted[view[np.fromiter(relevance, dtype=np.int64)]].any()
     )
-    ranked = _shortlist(
+    ranked, unique = _shortlist(
         snapshot, view, keyword, found, relevance, query, policy, now, first, trusted
     )
     return Search(
         ranked=ranked,
+        deduplicated=unique,
         candidates=len(view),
         below_floor=screened.below_floor - admitted,
         unembedded=unembedded,
@@ -161,8 +170,11 @@ def _lent(
     positions, relevance = screened.positions, screened.relevance
     count = min(policy.context_hits, len(positions))
     order = np.lexsort((positions, -relevance))[:count]
-    in_view = np.full(snapshot.size, -1, dtype=np.int64)
-    in_view[view] = np.arange(len(view))
+    if whole(snapshot, view):
+        in_view = view
+    else:
+        in_view = np.full(snapshot.size, -1, dtype=np.int64)
+        in_view[view] = np.arange(len(view))
     lent: dict[int, float] = {}
     for j in order.tolist():
         hit_position, hit_relevance = int(positions[j]), float(relevance[j])
@@ -225,33 +237,42 @@ def _shortlist(
     now: datetime,
     first: int,
     any_trusted: bool,
-) -> tuple[Ranked, ...]:
+) -> tuple[tuple[Ranked, ...], Deduplicated | None]:
+    """The ranked prefix, and dedup's answer over it (``None`` when nothing is relevant).
+
+    A widening ranks only the rows it adds: a row's boost and score depend on the row alone,
+    and the ranking's key is a total order, so merging the new rows into the ranked ones gives
+    the ranking of the whole shortlist."""
     if not relevance:
-        return ()
+        return (), None
     positions = np.fromiter(relevance, dtype=np.int64, count=len(relevance))
     values = np.fromiter(relevance.values(), dtype=np.float64, count=len(relevance))
     bound = _bounds(snapshot, view[positions], values, query, policy, now)
     size = min(len(positions), max(first, min(first, _PER_ENTRY) * query.top_k))
+    # Rows by bound, best first (ties by position): each shortlist is a prefix of this order.
+    by_bound = np.argsort(-bound, kind="stable")
+    ranked: list[Ranked] = []
+    taken = 0
     while True:
-        if size < len(positions):
-            chosen = np.argpartition(-bound, size - 1)[:size]
-            rest = np.ones(len(positions), dtype=bool)
-            rest[chosen] = False
-            left_out = float(bound[rest].max())
-        else:
-            chosen, left_out = np.arange(len(positions)), -1.0
-        items = [
-            _relevant(snapshot, view, keyword, found, int(positions[j]), float(values[j]))
-            for j in chosen.tolist()
-        ]
-        ranked = rank(boost(items, query.text, now, policy), policy, now)
-        kept = deduplicate(ranked, policy, limit=query.top_k, any_trusted=any_trusted).kept
+        fresh = by_bound[taken:size]
+        items = _relevant(snapshot, view, keyword, found, positions[fresh], values[fresh])
+        ranked.extend(rank(boost(items, query.text, now, policy), policy, now))
+        ranked.sort(key=_rank_key)
+        taken = size
+        left_out = float(bound[by_bound[size]]) if size < len(positions) else -1.0
+        unique = deduplicate(ranked, policy, limit=query.top_k, any_trusted=any_trusted)
+        kept = unique.kept
         if len(kept) == query.top_k and left_out < kept[-1].score:
             last = next(i for i, r in enumerate(ranked) if r is kept[-1])
-            return tuple(ranked[: last + 1])
+            return tuple(ranked[: last + 1]), unique
         if size >= len(positions):
-            return tuple(ranked)
+            return tuple(ranked), unique
         size = min(len(positions), size * _WIDEN)
+
+
+def _rank_key(item: Ranked) -> tuple[float, float, str]:
+    """``cairn.recall.ranking.rank``'s order: score, then relevance, then record id."""
+    return (-item.score, -item.relevance, item.candidate.version.record_id)
 
 
 def _relevant(
@@ -259,20 +280,36 @@ def _relevant(
     view: IntArray,
     keyword: FloatArray,
     found: Cosines | None,
-    position: int,
-    relevance: float,
-) -> Relevant:
-    row = int(view[position])
-    vector, cosine = None, None
-    if found is not None and found.present[position]:
-        cosine = float(found.values[position])
-        fresh = found.fresh.get(position)
-        vector = fresh if fresh is not None else snapshot.matrix[int(snapshot.vector_rows[row])]
-    candidate = Candidate(
-        version=snapshot.version(row),
-        tokens=snapshot.tokens[row],
-        keyword=float(keyword[position]),
-        vector=vector,
-        cosine=cosine,
-    )
-    return Relevant(candidate=candidate, relevance=relevance)
+    positions: IntArray,
+    relevance: FloatArray,
+) -> list[Relevant]:
+    """The candidates at view ``positions`` with their relevance, each array read once."""
+    rows = view[positions]
+    keywords = keyword[positions].tolist()
+    present = [False] * len(positions)
+    values: list[float] = [0.0] * len(positions)
+    fresh: dict[int, npt.NDArray[np.float32]] = {}
+    if found is not None:
+        present = found.present[positions].tolist()
+        values = found.values[positions].tolist()
+        fresh = found.fresh
+    matrix_rows = snapshot.vector_rows[rows].tolist()
+    matrix, version, tokens = snapshot.matrix, snapshot.version, snapshot.tokens
+    made: list[Relevant] = []
+    shares = relevance.tolist()
+    for k, (position, row) in enumerate(zip(positions.tolist(), rows.tolist(), strict=True)):
+        vector, cosine = None, None
+        if present[k]:
+            cosine = values[k]
+            vector = fresh.get(position)
+            if vector is None:
+                vector = matrix[matrix_rows[k]]
+        candidate = Candidate(
+            version=version(row),
+            tokens=tokens[row],
+            keyword=keywords[k],
+            vector=vector,
+            cosine=cosine,
+        )
+        made.append(Relevant(candidate=candidate, relevance=shares[k]))
+    return made

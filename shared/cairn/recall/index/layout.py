@@ -1,0 +1,53 @@
+"""Facts about a snapshot's layout that every recall over it would otherwise recompute.
+
+A recall over a whole scope (no namespace prefix, no strategy, no filter) views every row; a
+snapshot whose rows all have vectors, in row order, scores its view straight off the matrix.
+Both are O(rows) to establish, so they are worked out once per snapshot and kept beside it
+(weakly: they go with the snapshot) instead of on every recall.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from cairn.recall.index.snapshot import IntArray, Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """``everything``: every row, in order (the view of an unfiltered recall; compare with
+    ``is``); ``aligned``: row i's vector is matrix row i for every row."""
+
+    everything: IntArray
+    aligned: bool
+
+
+_LAYOUTS: weakref.WeakKeyDictionary[Snapshot, Layout] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def layout(snapshot: Snapshot) -> Layout:
+    """The snapshot's layout, worked out on first use."""
+    found = _LAYOUTS.get(snapshot)
+    if found is not None:
+        return found
+    everything = np.arange(snapshot.size, dtype=np.int64)
+    everything.setflags(write=False)
+    aligned = snapshot.matrix.shape[0] == snapshot.size and bool(
+        np.array_equal(snapshot.vector_rows, everything)
+    )
+    made = Layout(everything=everything, aligned=aligned)
+    with _LOCK:
+        try:
+            return _LAYOUTS.setdefault(snapshot, made)
+        except TypeError:  # a snapshot that cannot be weakly referenced: worked out each time
+            return made
+
+
+def whole(snapshot: Snapshot, view: IntArray) -> bool:
+    """Whether ``view`` is the snapshot's every row (``layout(snapshot).everything``)."""
+    return view is layout(snapshot).everything

@@ -1,0 +1,47 @@
+"""The warm recall path's shortcuts give exactly what the plain expressions give."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cairn.recall.index.scoring import _at_least
+from cairn.recall.render import one_line
+
+
+@given(
+    st.floats(min_value=0.0, max_value=1.0),
+    st.lists(st.floats(width=32, allow_nan=True), min_size=1, max_size=50),
+)
+def test_a_float32_floor_passes_exactly_the_cosines_a_double_floor_passes(
+    floor: float, cosines: list[float]
+) -> None:
+    values = np.array(cosines, dtype=np.float32)
+    as_doubles = values.astype(np.float64) >= floor
+    assert np.array_equal(values >= _at_least(floor), as_doubles)
+
+
+def test_a_floor_between_two_float32_values_rounds_up_not_to_nearest() -> None:
+    floor = 0.7  # float32(0.7) is below 0.7
+    assert float(np.float32(floor)) < floor
+    assert float(_at_least(floor)) >= floor
+    assert not bool(np.float32(floor) >= _at_least(floor))
+
+
+def _one_line_by_category(text: str) -> str:
+    import re
+
+    collapsed = re.sub(r"\s+", " ", text)
+    return "".join(ch for ch in collapsed if unicodedata.category(ch) != "Cc").strip()
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60))
+def test_one_line_drops_exactly_the_control_characters(text: str) -> None:
+    assert one_line(text) == _one_line_by_category(text)
+
+
+def test_one_line_drops_c1_controls_and_keeps_their_neighbours() -> None:
+    assert one_line("a\x85b\x9fc\x7fd\x00e") == "a bcde"
