@@ -57,6 +57,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated record counts to time (of 1000, 10000, 100000); writes nothing",
     )
     parser.add_argument(
+        "--runs", type=int, default=None, help="recalls each way at every size (with --sizes)"
+    )
+    parser.add_argument(
         "--recall-only",
         action="store_true",
         help="time warm recall and its floor only (no first recall, memory, paths, DynamoDB)",
@@ -80,10 +83,11 @@ def run(
     workdir: Path,
     sizes: Sequence[int] | None = None,
     recall_only: bool = False,
+    runs_each: int | None = None,
 ) -> SpeedRun:
     runs = QUICK_RUNS if quick else FULL_RUNS
     if sizes is not None:
-        runs = {size: FULL_RUNS[size] for size in sizes}
+        runs = {size: runs_each or FULL_RUNS[size] for size in sizes}
     largest = max(runs)
     onnx = OnnxEmbedder()
     facts = synthetic.facts(largest)
@@ -134,7 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cairn-speed-") as workdir:
-        result = run(args.quick, not args.no_cache, Path(workdir), args.sizes, args.recall_only)
+        result = run(
+            args.quick, not args.no_cache, Path(workdir), args.sizes, args.recall_only, args.runs
+        )
     result.seconds = time.perf_counter() - started
     given = list(sys.argv[1:] if argv is None else argv)
     result.command = " ".join(["python -m benchmarks.speed", *given])

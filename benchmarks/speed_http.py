@@ -191,3 +191,41 @@ def _count(stores: Stores, scope: Scope) -> int:
         cursor = page.next_cursor
         if cursor is None:
             return total
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.speed_http [--sizes 1000,10000] [--runs N]``: this measurement
+    alone, printed (the page's table is written by ``benchmarks.speed_deployed``)."""
+    import argparse
+    import tempfile
+
+    from benchmarks import report, synthetic
+    from benchmarks.speed_recall import real_and_stretched
+    from cairn.embed.onnx import OnnxEmbedder
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.speed_http")
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated record counts")
+    parser.add_argument("--runs", type=int, default=30, help="calls each way at each size")
+    args = parser.parse_args(argv)
+    sizes = sorted(int(part) for part in args.sizes.split(","))
+    onnx = OnnxEmbedder()
+    facts = synthetic.facts(max(sizes))
+    vectors = real_and_stretched(onnx, facts, True)
+    questions = synthetic.questions(40)
+    with tempfile.TemporaryDirectory(prefix="cairn-http-") as workdir:
+        found = measure(
+            Path(workdir), facts, vectors, onnx, questions, dict.fromkeys(sizes, args.runs)
+        )
+    print(*(f"- {line}" for line in report.machine_facts()), sep="\n")
+    for h in found:
+        print(
+            f"{h.records:,} records: Retrieve p50 {h.http.median:.1f} ms (p95 {h.http.p95:.1f}),"
+            f" library recall p50 {h.library.median:.1f} ms, floor {h.floor:.1f} ms,"
+            f" Retrieve - library {h.http.median - h.library.median:.1f} ms,"
+            f" bar 2 x library + 5 = {2 * h.library.median + 5:.1f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

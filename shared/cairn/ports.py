@@ -66,6 +66,35 @@ APPEND_KEY_KEPT_FOR = timedelta(hours=24)
 MAX_APPEND_KEY = 128
 
 
+# Events one ``RolloutStore.append_counted_batch`` takes: with a key and a claim each, a batch
+# stays within one DynamoDB TransactWriteItems (100 actions).
+MAX_APPEND_BATCH = 25
+
+
+def check_append_batch(events: Sequence[object], keys: Sequence[str | None] | None) -> None:
+    """Refuse a batch too long, keys not aligned with its events, or a key given twice."""
+    if len(events) > MAX_APPEND_BATCH:
+        raise InvalidInputError(
+            f"a batch append takes at most {MAX_APPEND_BATCH} events, not {len(events)}; "
+            "split it; nothing was stored"
+        )
+    if keys is None:
+        return
+    if len(keys) != len(events):
+        raise InvalidInputError(
+            f"a batch append of {len(events)} events was given {len(keys)} idempotency keys; "
+            "give one (or None) per event; nothing was stored"
+        )
+    for key in keys:
+        check_append_key(key)
+    given = [key for key in keys if key is not None]
+    if len(set(given)) != len(given):
+        raise InvalidInputError(
+            "a batch append names one idempotency key twice; each event needs its own; "
+            "nothing was stored"
+        )
+
+
 def check_append_key(key: str | None) -> None:
     """Refuse an idempotency key that is empty or longer than ``MAX_APPEND_KEY`` characters."""
     if key is not None and not 0 < len(key) <= MAX_APPEND_KEY:
@@ -521,6 +550,22 @@ class RolloutStore(Protocol):
         toward its session's triggers (``count_append``); a fired trigger's rollout is claimed
         and returned. With no ``policy`` the event is appended and not counted. A repeat under
         an ``idempotency_key`` returns the stored event, counts nothing and claims nothing."""
+        ...
+
+    def append_counted_batch(
+        self,
+        scope: Scope,
+        events: Sequence[EventInput],
+        *,
+        policy: TriggerPolicy | None,
+        idempotency_keys: Sequence[str | None] | None = None,
+    ) -> tuple[Appended, ...]:
+        """``append_counted`` of each of ``events`` in order (each under its key in
+        ``idempotency_keys``, aligned with ``events``), all in one transaction: every event is
+        appended and counted or none is; the counters and claims are exactly those of the
+        appends one by one. At most ``MAX_APPEND_BATCH`` events with distinct keys, else
+        ``InvalidInputError`` and nothing stored. A repeated key returns its stored event and
+        counts nothing, so a retried batch stores only what did not land."""
         ...
 
     def events_for(

@@ -146,9 +146,10 @@ def _search(
         search = index.search(
             scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now, where=where
         )
-        kept = deduplicate(
+        unique = search.deduplicated or deduplicate(
             search.ranked, API_POLICY, limit=query.top_k, any_trusted=search.any_trusted
-        ).kept
+        )
+        kept = unique.kept
         found += [(scope, item) for item in kept]
     found.sort(key=lambda row: (-row[1].relevance, row[1].candidate.version.record_id))
     return searched, found

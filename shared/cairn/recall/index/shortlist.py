@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-import numpy.typing as npt
 
 from cairn.ports import Embedder
 from cairn.quarantine import QuarantineEntry
-from cairn.recall.candidates import Candidate, RecordFilter
+from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import Deduplicated, deduplicate
 from cairn.recall.expansion import threads
 from cairn.recall.index.layout import layout, whole
@@ -35,11 +34,11 @@ from cairn.recall.index.scoring import (
     query_weight,
     screen,
 )
+from cairn.recall.index.shortlisted import relevant_rows
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
 from cairn.recall.ranking import Ranked, rank
-from cairn.recall.relevance import Relevant
 from cairn.recall.signals import boost
 from cairn.recall.temporal import query_periods
 
@@ -255,7 +254,7 @@ def _shortlist(
     taken = 0
     while True:
         fresh = by_bound[taken:size]
-        items = _relevant(snapshot, view, keyword, found, positions[fresh], values[fresh])
+        items = relevant_rows(snapshot, view, keyword, found, positions[fresh], values[fresh])
         ranked.extend(rank(boost(items, query.text, now, policy), policy, now))
         ranked.sort(key=_rank_key)
         taken = size
@@ -273,43 +272,3 @@ def _shortlist(
 def _rank_key(item: Ranked) -> tuple[float, float, str]:
     """``cairn.recall.ranking.rank``'s order: score, then relevance, then record id."""
     return (-item.score, -item.relevance, item.candidate.version.record_id)
-
-
-def _relevant(
-    snapshot: Snapshot,
-    view: IntArray,
-    keyword: FloatArray,
-    found: Cosines | None,
-    positions: IntArray,
-    relevance: FloatArray,
-) -> list[Relevant]:
-    """The candidates at view ``positions`` with their relevance, each array read once."""
-    rows = view[positions]
-    keywords = keyword[positions].tolist()
-    present = [False] * len(positions)
-    values: list[float] = [0.0] * len(positions)
-    fresh: dict[int, npt.NDArray[np.float32]] = {}
-    if found is not None:
-        present = found.present[positions].tolist()
-        values = found.values[positions].tolist()
-        fresh = found.fresh
-    matrix_rows = snapshot.vector_rows[rows].tolist()
-    matrix, version, tokens = snapshot.matrix, snapshot.version, snapshot.tokens
-    made: list[Relevant] = []
-    shares = relevance.tolist()
-    for k, (position, row) in enumerate(zip(positions.tolist(), rows.tolist(), strict=True)):
-        vector, cosine = None, None
-        if present[k]:
-            cosine = values[k]
-            vector = fresh.get(position)
-            if vector is None:
-                vector = matrix[matrix_rows[k]]
-        candidate = Candidate(
-            version=version(row),
-            tokens=tokens[row],
-            keyword=keywords[k],
-            vector=vector,
-            cosine=cosine,
-        )
-        made.append(Relevant(candidate=candidate, relevance=shares[k]))
-    return made

@@ -32,7 +32,7 @@ from cairn.errors import ConflictError, RolloutNotFoundError, StoreUnavailableEr
 from cairn.ids import new_event_id
 from cairn.models import Event, EventInput, Scope
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_key
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_batch, check_append_key
 from cairn.rollout.consumption import check_staged_evidence
 from cairn.rollout.index import (
     EVIDENCE_ID_PREFIX,
@@ -49,6 +49,7 @@ from cairn.rollout.index import (
     claim_idle_session,
     count_append,
 )
+from cairn.store.dynamodb.append_batch import BatchTables, append_batch
 from cairn.store.dynamodb.append_keys import guard_puts, stored_under
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
@@ -187,6 +188,36 @@ class DynamoDBRolloutStore:
         raise StoreUnavailableError(
             f"session {stored.session_id!r} is taking appends faster than they can be counted; "
             "nothing was written, retry the append"
+        )
+
+    def append_counted_batch(
+        self,
+        scope: Scope,
+        events: Sequence[EventInput],
+        *,
+        policy: TriggerPolicy | None,
+        idempotency_keys: Sequence[str | None] | None = None,
+    ) -> tuple[Appended, ...]:
+        """The batch in one TransactWriteItems (``cairn.store.dynamodb.append_batch``)."""
+        check_append_batch(events, idempotency_keys)
+        keys = list(idempotency_keys or [None] * len(events))
+        now = self._clock.now()
+        stored = [_fresh_event(scope, event, now) for event in events]
+        tables = BatchTables(self._db, self._items, self._events, self._summaries)
+        return append_batch(
+            tables,
+            scope,
+            stored,
+            keys,
+            policy,
+            attempts=_ATTEMPTS,
+            back_off=_back_off,
+            counters=self.counters,
+            conditional_put=conditional_put,
+            rollout_put=new_rollout_put,
+            one_by_one=lambda i: self.append_counted(
+                scope, events[i], policy=policy, idempotency_key=keys[i]
+            ),
         )
 
     def events_for(

@@ -14,7 +14,8 @@ from datetime import datetime
 from cairn.errors import RolloutNotFoundError
 from cairn.models import Event, EventInput, Scope
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, EventStore, check_append_key
+from cairn.ports import DEFAULT_PAGE_SIZE, EventStore, check_append_batch, check_append_key
+from cairn.rollout.batch import count_batch, sessions_of
 from cairn.rollout.consumption import check_staged_evidence
 from cairn.rollout.index import (
     Appended,
@@ -87,6 +88,36 @@ class InMemoryRolloutStore:
             if claim is not None:
                 self._rows.rollouts.setdefault(scope, {})[claim.rollout_id] = claim
             return appended(stored, before, counters, claim)
+
+    def append_counted_batch(
+        self,
+        scope: Scope,
+        events: Sequence[EventInput],
+        *,
+        policy: TriggerPolicy | None,
+        idempotency_keys: Sequence[str | None] | None = None,
+    ) -> tuple[Appended, ...]:
+        check_append_batch(events, idempotency_keys)
+        keys = list(idempotency_keys or [None] * len(events))
+        with self._lock:  # one writer at a time: the batch is seen whole or not at all
+            answers: list[Appended | None] = [None] * len(events)
+            fresh: list[tuple[int, Event]] = []
+            for i, (event, key) in enumerate(zip(events, keys, strict=True)):
+                known = self._keys.stored(scope, key)
+                if known is not None:
+                    answers[i] = Appended(event=known)
+                    continue
+                fresh.append((i, self._events.append(scope, event, idempotency_key=key)))
+            stored = [event for _, event in fresh]
+            start = {sid: self._rows.counters.get((scope, sid)) for sid in sessions_of(stored)}
+            counted = count_batch(start, stored, policy)
+            for session_id, counters in counted.counters.items():
+                self._rows.counters[(scope, session_id)] = counters
+            for claim in counted.claims:
+                self._rows.rollouts.setdefault(scope, {})[claim.rollout_id] = claim
+            for (i, _), answer in zip(fresh, counted.answers, strict=True):
+                answers[i] = answer
+            return tuple(a for a in answers if a is not None)
 
     def events_for(
         self, scope: Scope, session_id: str, refs: Sequence[EventRef]

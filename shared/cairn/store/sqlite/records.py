@@ -30,7 +30,8 @@ from cairn.store.sqlite.generations import bump, count_erasure
 from cairn.store.sqlite.generations import erasures as scope_erasures
 from cairn.store.sqlite.index_rows import read_index_rows
 from cairn.store.sqlite.listing import listing_query
-from cairn.store.sqlite.rollouts import read_rollouts, save_rollout
+from cairn.store.sqlite.rollout_rows import save_rollout
+from cairn.store.sqlite.rollouts import read_rollouts
 from cairn.versioning import Write, lineage, plan_writes, tombstone, touched_ids
 
 # Refs per vector query: two bound parameters each, far below SQLite's 32766-variable limit.

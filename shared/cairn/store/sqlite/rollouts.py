@@ -14,7 +14,7 @@ from datetime import datetime
 from cairn.errors import RolloutNotFoundError
 from cairn.models import Event, EventInput, Scope
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_key
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, check_append_batch, check_append_key
 from cairn.rollout.consumption import check_staged_evidence
 from cairn.rollout.index import (
     EVIDENCE_ID_PREFIX,
@@ -30,36 +30,17 @@ from cairn.rollout.index import (
     claim_closed_session,
     claim_idle_session,
     count_append,
-    due_at,
 )
 from cairn.store.sqlite import append_keys
+from cairn.store.sqlite.append_batch import append_batch
 from cairn.store.sqlite.codec import decode_time, encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import insert_event
+from cairn.store.sqlite.rollout_rows import COUNTERS, save_rollout
+from cairn.store.sqlite.rollout_rows import save_counters as _save_counters
 
-_COUNTERS = (
-    "SELECT data FROM session_counters WHERE memory_id = ? AND actor_id = ? AND session_id = ?"
-)
+_COUNTERS = COUNTERS
 _ROLLOUT = "SELECT data FROM rollouts WHERE memory_id = ? AND actor_id = ? AND rollout_id = ?"
-
-
-def _time(value: datetime | None) -> str | None:
-    return encode_time(value) if value is not None else None
-
-
-def _save_counters(conn: sqlite3.Connection, counters: SessionCounters) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO session_counters (memory_id, actor_id, session_id, version,"
-        " idle_due_at, data) VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            counters.memory_id,
-            counters.actor_id,
-            counters.session_id,
-            counters.version,
-            _time(counters.idle_due_at),
-            counters.model_dump_json(),
-        ),
-    )
 
 
 # Evidence rollout ids are exactly those in [EVIDENCE_ID_PREFIX, _EVIDENCE_END): "." follows "-".
@@ -72,21 +53,6 @@ _KIND_FILTERS = {
         (EVIDENCE_ID_PREFIX, _EVIDENCE_END),
     ),
 }
-
-
-def save_rollout(conn: sqlite3.Connection, rollout: Rollout) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO rollouts (memory_id, actor_id, rollout_id, state, due_at, data)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            rollout.memory_id,
-            rollout.actor_id,
-            rollout.rollout_id,
-            rollout.state.value,
-            _time(due_at(rollout)),
-            rollout.model_dump_json(),
-        ),
-    )
 
 
 class SQLiteRolloutStore:
@@ -125,6 +91,21 @@ class SQLiteRolloutStore:
             if claim is not None:
                 save_rollout(conn, claim)
         return appended(stored, current, counters, claim)
+
+    def append_counted_batch(
+        self,
+        scope: Scope,
+        events: Sequence[EventInput],
+        *,
+        policy: TriggerPolicy | None,
+        idempotency_keys: Sequence[str | None] | None = None,
+    ) -> tuple[Appended, ...]:
+        """The whole batch in one write transaction (``cairn.store.sqlite.append_batch``)."""
+        check_append_batch(events, idempotency_keys)
+        keys = list(idempotency_keys or [None] * len(events))
+        now = self._clock.now()
+        with self._db.transaction(write=True) as conn:
+            return append_batch(conn, scope, events, keys, policy, now)
 
     def events_for(
         self, scope: Scope, session_id: str, refs: Sequence[EventRef]
