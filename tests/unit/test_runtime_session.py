@@ -106,24 +106,48 @@ def test_turns_accepted_in_the_same_instant_keep_their_order(
 
 
 class _FlakyStore(InProcessSessionStore):
-    """Refuses the append numbered ``fail_on`` once, as a throttled store would."""
+    """Refuses the batch write numbered ``fail_on`` once, as a throttled store would; with
+    ``landed``, that many of its turns are stored before the refusal (an answer lost midway)."""
 
-    def __init__(self, stores: Stores, clock: FixedClock, fail_on: int) -> None:
+    def __init__(self, stores: Stores, clock: FixedClock, fail_on: int, landed: int = 0) -> None:
         super().__init__(stores, embedder=None, clock=clock)
-        self.calls = 0
+        self.calls: list[int] = []
         self._fail_on = fail_on
+        self._landed = landed
 
-    def append(self, scope: Scope, turn: EventInput, *, token: str) -> None:
-        self.calls += 1
-        if self.calls == self._fail_on:
+    def append_batch(self, scope: Scope, turns: Sequence[tuple[EventInput, str]]) -> None:
+        self.calls.append(len(turns))
+        if len(self.calls) == self._fail_on:
+            if self._landed:
+                super().append_batch(scope, turns[: self._landed])
             raise StoreUnavailableError("throttled")
-        super().append(scope, turn, token=token)
+        super().append_batch(scope, turns)
 
 
-def test_a_failed_write_keeps_the_rest_buffered_and_nothing_is_written_twice(
+def test_a_failed_write_keeps_its_batch_buffered_and_nothing_is_written_twice(
     stores: Stores, clock: FixedClock
 ) -> None:
     store = _FlakyStore(stores, clock, fail_on=2)
+    session = MemorySession(
+        store, scope=SCOPE, session_id="s1", clock=clock, options=SessionOptions(batch_size=2)
+    )
+    session.add_turn(Role.USER, "one")
+    session.add_turn(Role.USER, "two")
+    session.add_turn(Role.USER, "three")
+    with pytest.raises(StoreUnavailableError):
+        session.add_turn(Role.USER, "four")
+    assert _texts(_events(stores)) == ["one", "two"]
+    assert session.pending_turns == 2  # "three" and "four": accepted, still held
+
+    assert session.flush() == 2
+    assert _texts(_events(stores)) == ["one", "two", "three", "four"]
+    assert store.calls == [2, 2, 2]  # one write per batch, the failed one once more
+
+
+def test_a_batch_that_half_landed_is_written_again_without_doubling_a_turn(
+    stores: Stores, clock: FixedClock
+) -> None:
+    store = _FlakyStore(stores, clock, fail_on=1, landed=2)
     session = MemorySession(
         store, scope=SCOPE, session_id="s1", clock=clock, options=SessionOptions(batch_size=3)
     )
@@ -131,11 +155,45 @@ def test_a_failed_write_keeps_the_rest_buffered_and_nothing_is_written_twice(
     session.add_turn(Role.USER, "two")
     with pytest.raises(StoreUnavailableError):
         session.add_turn(Role.USER, "three")
-    assert _texts(_events(stores)) == ["one"]
-    assert session.pending_turns == 2  # "two" and "three": accepted, still held
+    assert _texts(_events(stores)) == ["one", "two"]
+    assert session.pending_turns == 3
 
-    assert session.flush() == 2
+    assert session.flush() == 3
     assert _texts(_events(stores)) == ["one", "two", "three"]
+
+
+def test_a_local_session_writes_each_batch_in_one_transaction(tmp_path: Path) -> None:
+    clock = FixedClock()
+    backend = SQLiteBackend(tmp_path / "cairn.db", clock)
+    stores = backend.stores()
+    begun: list[bool] = []
+    transaction = backend._db.transaction
+
+    def counted(*, write: bool, fsync: bool = True):  # type: ignore[no-untyped-def]
+        begun.append(write)
+        return transaction(write=write, fsync=fsync)
+
+    try:
+        session = MemorySession.local(
+            stores,
+            memory_id="mem-1",
+            actor_id="u1",
+            session_id="s1",
+            clock=clock,
+            options=SessionOptions(batch_size=8),
+        )
+        for i in range(7):
+            session.add_turn(Role.USER, f"turn {i}")
+        backend._db.transaction = counted  # type: ignore[method-assign]
+        session.add_turn(Role.USER, "turn 7")
+        writes = begun.count(True)
+        backend._db.transaction = transaction  # type: ignore[method-assign]
+        assert writes == 1
+        assert (
+            len(stores.events.list_events(Scope(memory_id="mem-1", actor_id="u1"), "s1").items) == 8
+        )
+    finally:
+        stores.close()
 
 
 def test_turns_still_buffered_at_a_normal_exit_are_written(tmp_path: Path) -> None:

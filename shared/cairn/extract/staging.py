@@ -128,6 +128,28 @@ class RolloutPipeline:
             self.arm_quietly(wake)
         return appended
 
+    def append_batch(
+        self,
+        scope: Scope,
+        events: Sequence[EventInput],
+        policy: TriggerPolicy | None,
+        *,
+        idempotency_keys: Sequence[str | None] | None = None,
+    ) -> tuple[Appended, ...]:
+        """``append`` of each event in order, all appended and counted in one transaction
+        (``RolloutStore.append_counted_batch``); every rollout claimed is released, and the
+        sweep armed for the earliest of what the batch left due."""
+        answers = self.rollouts.append_counted_batch(
+            scope, events, policy=policy, idempotency_keys=idempotency_keys
+        )
+        wakes = [a.idle_due_at for a in answers]
+        for claim in (a.claim for a in answers if a.claim is not None):
+            wakes.append(due_at(self.release_quietly(claim) or claim))
+        wake = min((t for t in wakes if t is not None), default=None)
+        if wake is not None:
+            self.arm_quietly(wake)
+        return answers
+
     def arm_quietly(self, at: datetime) -> bool:
         """Arm the timer (if any) for ``at``, logging instead of raising a ``CairnError``;
         whether a wake-up is armed."""

@@ -28,6 +28,7 @@ the same ones the Lambdas call. A memory with no stored configuration (``default
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,19 @@ class EmbeddedExtraction:
             self.history.request(scope, event.session_id)
         return appended
 
+    def append_batch(
+        self, scope: Scope, events: Sequence[EventInput], keys: Sequence[str | None]
+    ) -> tuple[Appended, ...]:
+        """``append`` of each event in order, in one transaction, each under its key."""
+        memory = self.consumer.memories(scope.memory_id)
+        answers = self.pipeline.append_batch(
+            scope, events, policy_for(memory), idempotency_keys=keys
+        )
+        if self.history is not None:
+            for session_id in dict.fromkeys(a.event.session_id for a in answers if a.claim):
+                self.history.request(scope, session_id)
+        return answers
+
     def release_session(self, scope: Scope, session_id: str) -> Rollout | None:
         """Claim and release the session's turns no trigger released yet, whatever the
         triggers; the rollout claimed, or ``None`` when nothing was pending. A release that
@@ -110,6 +124,7 @@ class EmbeddedExtraction:
             embedder=embedder,
             clock=self.pipeline.clock,
             appender=self.append,
+            batch_appender=self.append_batch,
             evidence=self.evidence.stage if self.evidence is not None else None,
             on_consolidation_error=on_consolidation_error,
             release=self.release_session,

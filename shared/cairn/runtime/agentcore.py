@@ -92,6 +92,11 @@ class AgentCoreSessionStore:
             ),
         )
 
+    def append_batch(self, scope: Scope, turns: Sequence[tuple[EventInput, str]]) -> None:
+        # The wire API has no batch CreateEvent: one call per turn, each under its clientToken.
+        for turn, token in turns:
+            self.append(scope, turn, token=token)
+
     def recall(
         self, scope: Scope, query: RecallQuery, policy: RecallPolicy, *, journal: bool
     ) -> Recalled:

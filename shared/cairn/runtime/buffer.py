@@ -2,8 +2,11 @@
 
 A buffer flushes when it holds ``batch_size`` turns or ``max_bytes`` of turn text, when asked,
 and when the process exits normally (``atexit``): a turn the buffer accepted is written unless
-the process is killed or the store refuses it. A failed write leaves that turn and every later
-one buffered, in order, for the next flush; turns already written are never written again.
+the process is killed or the store refuses it. A flush writes its turns in batches of at most
+``MAX_APPEND_BATCH``, oldest first, each batch one write (one transaction where the store has
+them). A failed write leaves its whole batch and every later turn buffered, in order, for the
+next flush; each turn carries its token, so a store that saw part of a failed batch stores only
+the rest when it is written again, and a turn already written is never written twice.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ import atexit
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from cairn.errors import InvalidInputError
 from cairn.models import EventInput, Role
+from cairn.ports import MAX_APPEND_BATCH
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +35,8 @@ class PendingTurn:
     size: int
 
 
-Writer = Callable[[PendingTurn], None]
+Writer = Callable[[Sequence[PendingTurn]], None]
+"""Writes a batch of turns, in order, durably (all of them, or raises)."""
 
 # Buffers holding unwritten turns, flushed at interpreter exit. A buffer is held here only
 # while it has pending turns, so an idle session can still be garbage-collected.
@@ -67,7 +73,7 @@ def _track(buffer: TurnBuffer, pending: bool) -> None:
 
 
 class TurnBuffer:
-    """Turns accepted but not yet written; thread-safe; ``write`` appends one turn durably."""
+    """Turns accepted but not yet written; thread-safe; ``write`` appends a batch durably."""
 
     def __init__(self, write: Writer, *, batch_size: int, max_bytes: int) -> None:
         self._write = write
@@ -100,15 +106,17 @@ class TurnBuffer:
             return 0
 
     def flush(self) -> int:
-        """Write every pending turn, oldest first; returns how many were written."""
+        """Write every pending turn, oldest first, a batch at a time; returns how many were
+        written."""
         written = 0
         with self._lock:
             while self._turns:
-                turn = self._turns[0]
-                self._write(turn)
-                self._turns.popleft()
-                self._bytes -= turn.size
-                written += 1
+                batch = list(islice(self._turns, MAX_APPEND_BATCH))
+                self._write(batch)
+                for turn in batch:
+                    self._turns.popleft()
+                    self._bytes -= turn.size
+                written += len(batch)
             _track(self, pending=False)
         return written
 

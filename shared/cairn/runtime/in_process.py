@@ -25,7 +25,7 @@ from cairn.models import (
     SourceKind,
     content_digest,
 )
-from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
+from cairn.ports import MAX_APPEND_BATCH, MAX_PAGE_SIZE, Clock, Embedder, Stores
 from cairn.quarantine import QUARANTINED_FILTER, Quarantine, is_quarantined, quarantined_view
 from cairn.recall import RecalledEntry, RecallPolicy, RecallQuery, recall
 from cairn.recall.budget import block_entry
@@ -38,6 +38,11 @@ Appender = Callable[[Scope, EventInput], object]
 counts it toward the memory's triggers (``cairn.local.system.EmbeddedExtraction.append``)."""
 
 
+BatchAppender = Callable[[Scope, Sequence[EventInput], Sequence[str | None]], object]
+"""Stores a batch of events in one transaction, each under its idempotency key, counting them
+as ``Appender`` does (``cairn.local.system.EmbeddedExtraction.append_batch``)."""
+
+
 Releaser = Callable[[Scope, str], object]
 """Hands a closed session's turns not yet extracted to extraction now, whatever the triggers:
 ``(scope, session id)`` (``cairn.local.system.EmbeddedExtraction.release_session``)."""
@@ -46,8 +51,11 @@ Releaser = Callable[[Scope, str], object]
 class InProcessSessionStore:
     """The ``SessionStore`` port over a ``Stores`` bundle; the caller owns (and closes) it.
 
-    Turns go through ``appender`` when given (so extraction sees them), else straight to the
-    event store.
+    Turns go through ``appender`` when given (so extraction sees them; a batch at once through
+    ``batch``), else straight to the store, a batch in one transaction where the store keeps
+    rollouts (``RolloutStore.append_counted_batch`` with no policy). A batch is written under
+    its turns' tokens as idempotency keys, so a batch written again stores only what had not
+    landed.
     """
 
     def __init__(
@@ -57,11 +65,24 @@ class InProcessSessionStore:
         embedder: Embedder | None,
         clock: Clock,
         appender: Appender | None = None,
+        batch: BatchAppender | None = None,
     ) -> None:
         self._stores = stores
         self._embedder = embedder
         self._clock = clock
         self._append = appender or stores.events.append
+        self._batch = batch
+        if batch is None and appender is None and stores.rollouts is not None:
+            rollouts = stores.rollouts
+
+            def uncounted(
+                scope: Scope, events: Sequence[EventInput], keys: Sequence[str | None]
+            ) -> object:
+                return rollouts.append_counted_batch(
+                    scope, events, policy=None, idempotency_keys=keys
+                )
+
+            self._batch = uncounted
 
     @property
     def can_curate(self) -> bool:
@@ -71,6 +92,15 @@ class InProcessSessionStore:
         # EventStore.append has no idempotency key; a local append either commits or raises.
         del token
         self._append(scope, turn)
+
+    def append_batch(self, scope: Scope, turns: Sequence[tuple[EventInput, str]]) -> None:
+        if self._batch is None:
+            for turn, token in turns:
+                self.append(scope, turn, token=token)
+            return
+        for start in range(0, len(turns), MAX_APPEND_BATCH):
+            chunk = turns[start : start + MAX_APPEND_BATCH]
+            self._batch(scope, [turn for turn, _ in chunk], [token for _, token in chunk])
 
     def recall(
         self, scope: Scope, query: RecallQuery, policy: RecallPolicy, *, journal: bool

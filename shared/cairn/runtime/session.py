@@ -2,8 +2,8 @@
 
 A session is opened for ``(memory, actor, session)``: over ``cairn.ports.Stores`` in this
 process (``MemorySession.local``: embedded SQLite, or DynamoDB with the caller's credentials), or
-over a cairn HTTP endpoint (``MemorySession.agentcore``). It buffers turns and appends them in
-batches (``SessionOptions.batch_size``, a byte bound, ``flush``, ``close``, and interpreter exit),
+over a cairn HTTP endpoint (``MemorySession.agentcore``). It buffers turns and writes each batch
+at once (``SessionOptions.batch_size``, a byte bound, ``flush``, ``close``, interpreter exit),
 hands extraction what no trigger released when it closes (with a ``release``: the embedded one,
 so a session shorter than the message trigger is filed then, not by the idle sweep), and
 assembles recall once per run (``start_run``), with the session's boot window (``boot_window``,
@@ -32,7 +32,7 @@ from cairn.models import SPEAKER_METADATA_KEY, Conversational, EventInput, Role,
 from cairn.ports import Clock, Embedder, Stores
 from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
 from cairn.runtime.buffer import PendingTurn, TurnBuffer, check_turn, turn_role
-from cairn.runtime.in_process import Appender, InProcessSessionStore, Releaser
+from cairn.runtime.in_process import Appender, BatchAppender, InProcessSessionStore, Releaser
 from cairn.runtime.options import SessionOptions
 from cairn.runtime.release import ReleaseGate, deny_release
 from cairn.runtime.run import EvidenceSink, Run
@@ -88,10 +88,9 @@ class MemorySession:
         self._closed = False
         self._taint = TaintLedger()  # untrusted entries any run of this session showed
         self._lock = threading.Lock()
+        options = self.options
         self._buffer = TurnBuffer(
-            self._write,
-            batch_size=self.options.batch_size,
-            max_bytes=self.options.max_buffer_bytes,
+            self._write, batch_size=options.batch_size, max_bytes=options.max_buffer_bytes
         )
 
     @classmethod
@@ -106,21 +105,24 @@ class MemorySession:
         clock: Clock | None = None,
         options: SessionOptions | None = None,
         appender: Appender | None = None,
+        batch_appender: BatchAppender | None = None,
         evidence: EvidenceSink | None = None,
         on_consolidation_error: ErrorCallback | None = None,
         release: Releaser | None = None,
     ) -> MemorySession:
         """A session over ``stores`` in this process; the caller keeps ownership of them.
 
-        Without an ``embedder`` recall ranks by keywords alone and lessons carry no vector.
-        Turns are appended with ``appender`` when given (an extraction pipeline's ``append``,
-        so triggers count them), else with ``stores.events.append``; ``release`` (that
-        pipeline's) hands extraction what no trigger released when the session closes. With
-        ``evidence`` (an ``EvidenceStager.stage``) a completed root run stages its transcript
-        for consolidation; its failures go to ``on_consolidation_error``, never to the agent.
+        No ``embedder``: recall ranks by keywords alone and lessons carry no vector. Turns
+        go through ``appender`` (an extraction pipeline's ``append``: triggers count them; a
+        batch at once through its ``batch_appender``), else to the store, one transaction a
+        batch; ``release`` (that pipeline's) hands extraction what no trigger released at
+        close. With ``evidence`` (``EvidenceStager.stage``) a completed root run stages its
+        transcript for consolidation; failures go to ``on_consolidation_error``.
         """
         clock = clock or SystemClock()
-        store = InProcessSessionStore(stores, embedder=embedder, clock=clock, appender=appender)
+        store = InProcessSessionStore(
+            stores, embedder=embedder, clock=clock, appender=appender, batch=batch_appender
+        )
         scope = Scope(memory_id=memory_id, actor_id=actor_id)
         chunks = stores.chunks
         history: HistoryReader | None = None
@@ -271,17 +273,14 @@ class MemorySession:
         return self
 
     def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
 
-    def _write(self, turn: PendingTurn) -> None:
+    def _write(self, turns: Sequence[PendingTurn]) -> None:
         if self._store is None or self.scope is None:
             return  # unreachable: add_turn buffers nothing without a store
-        self._store.append(self.scope, turn.event, token=turn.token)
+        self._store.append_batch(self.scope, [(turn.event, turn.token) for turn in turns])
 
     def _stamp(self) -> datetime:
         now = self._clock.now()

@@ -75,6 +75,12 @@ class SessionStore(Protocol):
         deduplicate a retried append by it does."""
         ...
 
+    def append_batch(self, scope: Scope, turns: Sequence[tuple[EventInput, str]]) -> None:
+        """Append each ``(turn, token)`` in order, in as few writes as the store allows (one
+        transaction per batch in process); every turn is written or the call raises, and a
+        batch written again after a failure stores only the turns that had not landed."""
+        ...
+
     def recall(
         self, scope: Scope, query: RecallQuery, policy: RecallPolicy, *, journal: bool
     ) -> Recalled:
