@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cairn.recall.candidates import row_cosines, unit, unit_rows
 from cairn.recall.index.scoring import _at_least
 from cairn.recall.render import one_line
 
@@ -45,3 +46,16 @@ def test_one_line_drops_exactly_the_control_characters(text: str) -> None:
 
 def test_one_line_drops_c1_controls_and_keeps_their_neighbours() -> None:
     assert one_line("a\x85b\x9fc\x7fd\x00e") == "a bcde"
+
+
+@given(st.integers(min_value=1, max_value=300), st.integers(min_value=0, max_value=2**32 - 1))
+def test_a_rows_cosine_never_depends_on_the_other_rows_of_the_matrix(rows: int, seed: int) -> None:
+    generator = np.random.default_rng(seed)
+    matrix = unit_rows(generator.standard_normal((rows, 384)).astype(np.float32))
+    query = unit(generator.standard_normal(384))
+    chosen = generator.choice(rows, size=max(1, rows // 3), replace=False)
+
+    whole = row_cosines(matrix, query)
+
+    assert np.array_equal(row_cosines(matrix[chosen], query), whole[chosen])
+    assert [float(whole[i]) for i in chosen] == [float(np.dot(matrix[i], query)) for i in chosen]
