@@ -18,6 +18,7 @@ language and no holidays, and a period it cannot place is ignored rather than gu
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -169,8 +170,10 @@ def _matches(text: str) -> Iterator[tuple[re.Match[str], Callable[..., Period]]]
             yield match, build
 
 
+@functools.lru_cache(maxsize=256)
 def query_periods(text: str, now: datetime) -> tuple[Period, ...]:
-    """The periods ``text`` names, in the order the rules find them; empty if it names none."""
+    """The periods ``text`` names, in the order the rules find them; empty if it names none.
+    Remembered for the last few (text, now) pairs: a recall asks several times."""
     lowered = text.casefold()
     found: list[Period] = []
     for match, build in _matches(lowered):

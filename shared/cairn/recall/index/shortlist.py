@@ -248,23 +248,26 @@ def _shortlist(
     values = np.fromiter(relevance.values(), dtype=np.float64, count=len(relevance))
     bound = _bounds(snapshot, view[positions], values, query, policy, now)
     size = min(len(positions), max(first, min(first, _PER_ENTRY) * query.top_k))
-    # Rows by bound, best first (ties by position): each shortlist is a prefix of this order.
-    by_bound = np.argsort(-bound, kind="stable")
     ranked: list[Ranked] = []
-    taken = 0
+    taken = np.zeros(len(positions), dtype=bool)  # rows ranked so far
     while True:
-        fresh = by_bound[taken:size]
+        if size < len(positions):  # the ``size`` best bounds, in O(rows), not a sort
+            chosen = np.argpartition(-bound, size - 1)[:size]
+            fresh = chosen[~taken[chosen]]
+        else:
+            fresh = np.flatnonzero(~taken)
+        taken[fresh] = True
         items = relevant_rows(snapshot, view, keyword, found, positions[fresh], values[fresh])
         ranked.extend(rank(boost(items, query.text, now, policy), policy, now))
         ranked.sort(key=_rank_key)
-        taken = size
-        left_out = float(bound[by_bound[size]]) if size < len(positions) else -1.0
+        # Every row not ranked yet is bounded by the largest bound left.
+        left_out = float(bound[~taken].max()) if len(ranked) < len(positions) else -1.0
         unique = deduplicate(ranked, policy, limit=query.top_k, any_trusted=any_trusted)
         kept = unique.kept
         if len(kept) == query.top_k and left_out < kept[-1].score:
             last = next(i for i, r in enumerate(ranked) if r is kept[-1])
             return tuple(ranked[: last + 1]), unique
-        if size >= len(positions):
+        if len(ranked) >= len(positions):
             return tuple(ranked), unique
         size = min(len(positions), size * _WIDEN)
 
