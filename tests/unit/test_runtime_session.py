@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,21 @@ def test_turns_accepted_in_the_same_instant_keep_their_order(
     assert _texts(events) == said
     stamps = [e.event_timestamp for e in events]
     assert stamps == sorted(set(stamps))
+
+
+def test_turns_less_than_a_millisecond_apart_keep_their_order_at_the_wire_s_resolution(
+    stores: Stores, clock: FixedClock
+) -> None:
+    # The AgentCore wire keeps event times to the millisecond: turns told 0.4 ms apart must
+    # still be a millisecond apart, or two of them share a time there and lose their order.
+    session = _session(stores, clock, batch_size=100)
+    for n in range(6):
+        session.add_turn(Role.USER, f"turn {n}")
+        clock.advance(timedelta(microseconds=400))
+    session.close()
+    stamps = [e.event_timestamp for e in _events(stores)]
+    millis = [s.replace(microsecond=s.microsecond // 1000 * 1000) for s in stamps]
+    assert millis == sorted(set(millis))
 
 
 class _FlakyStore(InProcessSessionStore):

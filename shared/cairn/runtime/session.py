@@ -284,7 +284,9 @@ class MemorySession:
 
     def _stamp(self) -> datetime:
         now = self._clock.now()
-        if self._last_stamp is not None and now <= self._last_stamp:
+        # A tick apart at least: the AgentCore wire keeps event times to the millisecond, so
+        # two turns closer than that would share a time there and lose their order.
+        if self._last_stamp is not None and now < self._last_stamp + _TICK:
             now = self._last_stamp + _TICK
         self._last_stamp = now
         return now
