@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from cairn.clock import FixedClock
-from cairn.ports import Stores
+from cairn.ports import StagingStore, Stores
 from tests.conformance.backends import BACKENDS, PERSISTENT, open_backend
+from tests.conformance.erasure_scan import backend_staging
 
 
 @pytest.fixture
@@ -36,3 +37,10 @@ def persistent_backend(backend_name: str) -> str:
     if backend_name not in PERSISTENT:
         pytest.skip(f"backend {backend_name!r} does not persist across reopen")
     return backend_name
+
+
+@pytest.fixture
+def staging(backend_name: str, stores: Stores, tmp_path: Path) -> Iterator[StagingStore]:
+    """The staging store deployments of this backend use (``erasure_scan.backend_staging``);
+    after ``stores``, so moto is active."""
+    yield from backend_staging(backend_name, tmp_path)

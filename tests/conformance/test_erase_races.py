@@ -9,8 +9,7 @@ DynamoDB item or S3 object on moto.
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from cairn.ports import StagingStore, Stores
 from cairn.rollout.index import TriggerPolicy
 from cairn.rollout.payload import RolloutNotice
 from cairn.testing import ScriptedModel
+from tests.conformance.erasure_scan import stored_bytes
 from tests.conformance.rollout_samples import require_rollouts, turn
 from tests.conformance.samples import create
 from tests.unit.consolidation_support import INFERRED, Bench, alias_of, answer
@@ -60,26 +60,6 @@ class Notices:
 
     def announce(self, notice: RolloutNotice) -> None:
         self.sent.append(notice)
-
-
-@pytest.fixture
-def staging(backend_name: str, stores: Stores, tmp_path: Path) -> Iterator[StagingStore]:
-    """Where this backend's deployments stage payloads: S3 on moto beside DynamoDB (moto is
-    already active for the stores), a folder beside the file otherwise."""
-    if backend_name == "dynamodb":
-        import boto3
-
-        from cairn.aws.s3_staging import S3StagingStore
-
-        session = boto3.session.Session(region_name="us-east-1")
-        key_id = session.client("kms").create_key()["KeyMetadata"]["KeyId"]
-        s3 = session.client("s3")
-        s3.create_bucket(Bucket="cairn-rollouts")
-        yield S3StagingStore(s3, bucket="cairn-rollouts", kms_key_id=key_id)
-        return
-    from cairn.local.fs_staging import FilesystemStagingStore
-
-    yield FilesystemStagingStore(tmp_path / "staging")
 
 
 def converse(
@@ -171,28 +151,6 @@ def test_a_byte_scan_after_an_erase_that_raced_extraction_finds_nothing(
     everything = stored_bytes(backend_name, tmp_path)
     assert SECRET.encode() not in everything
     assert KEPT.encode() in everything  # the scan reads what is really stored
-
-
-def stored_bytes(backend_name: str, tmp_path: Path) -> bytes:
-    """Every byte the backend keeps: the database file, WAL and shared memory and every staged
-    file; or every item of every table and every object of every bucket on moto."""
-    if backend_name == "sqlite":
-        files = [p for p in tmp_path.rglob("*") if p.is_file()]
-        assert any(p.name == "cairn.db-wal" for p in files) or files
-        return b"".join(p.read_bytes() for p in files)
-    import boto3
-
-    session = boto3.session.Session(region_name="us-east-1")
-    dynamodb, s3 = session.client("dynamodb"), session.client("s3")
-    parts: list[bytes] = []
-    for table in json.loads((tmp_path / "dynamodb-tables.json").read_text()).values():
-        for page in dynamodb.get_paginator("scan").paginate(TableName=table):
-            parts.append(repr(page["Items"]).encode())
-    for bucket in s3.list_buckets()["Buckets"]:
-        for listed in s3.list_objects_v2(Bucket=bucket["Name"]).get("Contents", []):
-            body = s3.get_object(Bucket=bucket["Name"], Key=listed["Key"])["Body"].read()
-            parts.append(body)
-    return b"".join(parts)
 
 
 def test_a_consolidation_pass_that_read_a_record_before_its_erase_writes_nothing(

@@ -1,5 +1,9 @@
 """``cairn erase``: destroy content for good, one record's lineage or a whole actor.
 
+Erasing one record follows it into everything that restates it (``cairn.erasure_lineage``):
+its successors, the session summaries and exact restatements, pending rollouts and history
+chunks holding it, and the turns it came from unless ``--keep-events``.
+
 Erasing what is already erased changes nothing and says so, rather than counting the
 tombstones again as if it had destroyed them.
 """
@@ -11,6 +15,7 @@ import argparse
 from cairn.cli.errors import UsageError
 from cairn.cli.opening import Context, opened
 from cairn.erasure import erase_actor
+from cairn.erasure_lineage import erase_record
 from cairn.models import Status
 
 
@@ -26,6 +31,8 @@ def erase(args: argparse.Namespace) -> int:
             "name exactly one thing to erase: a RECORD_ID, or --all-of-actor; "
             "see `cairn erase --help`"
         )
+    if args.all_of_actor and args.keep_events:
+        raise UsageError("--keep-events applies to erasing one RECORD_ID, not --all-of-actor")
     if args.all_of_actor and not args.yes:
         raise UsageError(
             f"erasing every record, event, journal entry and staged rollout of actor "
@@ -39,10 +46,21 @@ def erase(args: argparse.Namespace) -> int:
                     f"`cairn history {args.record_id}` shows its tombstones"
                 )
                 return 0
-            report = ctx.stores.records.erase(ctx.scope, args.record_id)
+            from cairn.local import FilesystemStagingStore, staging_dir
+
+            one = erase_record(
+                ctx.stores,
+                ctx.scope,
+                args.record_id,
+                staging=FilesystemStagingStore(staging_dir(args.store)),
+                clock=ctx.clock,
+                keep_events=args.keep_events,
+            )
             print(
-                f"erased {report.versions} version(s) of {len(report.record_ids)} record(s): "
-                + ", ".join(report.record_ids)
+                f"erased {one.versions} version(s) of {len(one.record_ids)} record(s): "
+                + ", ".join(one.record_ids)
+                + f"; {one.events} source turn(s), {one.rollouts} pending rollout(s), "
+                f"{one.chunks} history chunk(s)"
             )
         else:
             from cairn.local import FilesystemStagingStore, staging_dir

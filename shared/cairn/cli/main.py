@@ -193,13 +193,19 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
     sub.add_argument("journal_ids", metavar="JOURNAL_ID", nargs="+")
 
     summary = (
-        "destroy content for good: one record and every record derived from it, or (with "
+        "destroy content for good: one record and everything that restates it (successors, "
+        "summaries, pending rollouts, history chunks, its source turns), or (with "
         "--all-of-actor --yes) every record, event, journal entry and staged rollout of the actor"
     )
     sub = _add_command(commands, "erase", _lazy("cairn.cli.erasing", "erase"), summary, scoped)
     sub.add_argument("record_id", metavar="RECORD_ID", nargs="?")
     sub.add_argument("--all-of-actor", action="store_true", help="erase the whole actor")
     sub.add_argument("--yes", action="store_true", help="confirm --all-of-actor")
+    sub.add_argument(
+        "--keep-events",
+        action="store_true",
+        help="keep the turns the record came from (they still hold what was said)",
+    )
 
 
 def _add_demo_commands(commands: argparse._SubParsersAction[CliParser]) -> None:

@@ -21,11 +21,12 @@ from pathlib import Path
 from types import TracebackType
 
 from cairn.changes import Create, FoldIn, NewRecord, Retract, Vector
+from cairn.erasure_lineage import RecordErased, erase_record
 from cairn.local.offline import offline_model
 from cairn.local.store import all_records, default_namespace
 from cairn.local.system import EmbeddedExtraction, open_embedded
 from cairn.models import RecordVersion, Scope, Source, SourceKind, content_digest
-from cairn.ports import Embedder, EraseReport, ModelProvider, Stores
+from cairn.ports import Embedder, ModelProvider, Stores
 from cairn.recall import RecallQuery, Recollection, Replay, recall, replay
 from cairn.recall.query import DEFAULT_TOP_K
 from cairn.runtime.session import MemorySession
@@ -131,9 +132,19 @@ class LocalMemory:
         )
         return written
 
-    def erase(self, record_id: str) -> EraseReport:
-        """Destroy the content of ``record_id`` and of every record derived from it."""
-        return self.stores.records.erase(self.scope, record_id)
+    def erase(self, record_id: str, *, keep_events: bool = False) -> RecordErased:
+        """Destroy the content of ``record_id`` and of everything that restates it: its
+        successors, summaries, pending rollouts, history chunks and, unless ``keep_events``,
+        the turns it came from (``cairn.erasure_lineage``)."""
+        pipeline = self._extraction.pipeline
+        return erase_record(
+            self.stores,
+            self.scope,
+            record_id,
+            staging=pipeline.staging,
+            clock=pipeline.clock,
+            keep_events=keep_events,
+        )
 
     def replay(self, journal_id: str) -> Replay:
         """Re-render a journaled recall from its exact versions; ``.matches`` if unchanged."""
