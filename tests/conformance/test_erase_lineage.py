@@ -8,7 +8,9 @@ file, its WAL and the staging folder, nor in any DynamoDB item or S3 object on m
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +36,7 @@ from cairn.rollout.index import Rollout, TriggerPolicy, new_evidence_id
 from cairn.testing import ScriptedModel
 from tests.conformance.erasure_scan import stored_bytes
 from tests.conformance.rollout_samples import require_rollouts, turn
+from tests.conformance.samples import create
 from tests.conformance.test_erase_races import NEIGHBOUR, SCOPE, Notices
 from tests.unit.consolidation_support import answer
 from tests.unit.extraction_inputs import FACTS, SUMMARY, memory, strategy
@@ -198,3 +201,58 @@ def test_erasing_a_missing_record_changes_nothing(
     with pytest.raises(RecordNotFoundError):
         erase_record(stores, SCOPE, "mem-" + "0" * 36, staging=staging, clock=clock)
     assert stores.records.erasures(SCOPE) == erasures
+
+
+def test_an_exact_restatement_elsewhere_is_erased_and_a_mere_mention_is_kept(
+    stores: Stores, staging: StagingStore, clock: FixedClock
+) -> None:
+    fact, _ = remembered(stores, staging, clock)
+    content = stores.records.get(SCOPE, fact).content
+    again = create(stores, content.upper(), scope=SCOPE, namespace=f"/notes/{SCOPE.actor_id}/")
+    mention = create(stores, f"Renew the passport ({KEPT})", scope=SCOPE)
+
+    erased = erase_record(stores, SCOPE, fact, staging=staging, clock=clock)
+
+    assert again.record_id in erased.record_ids  # the same digest: the same content
+    assert stores.records.get(SCOPE, again.record_id).status is Status.ERASED
+    assert stores.records.get(SCOPE, mention.record_id).status is Status.ACTIVE
+
+
+class PassBeforeDelete:
+    """The staging store, except that just before the erase deletes a payload, a consolidation
+    pass reads it and commits what the hijacked model says: an apply that lands after the purge
+    was decided and before the record's erasure moves the count."""
+
+    def __init__(self, staging: StagingStore, run_pass: Callable[[StagingStore], object]) -> None:
+        self._staging, self._run_pass = staging, run_pass
+
+    def delete(self, scope: Scope, rollout_id: str) -> None:
+        run_pass, self._run_pass = self._run_pass, lambda _: None
+        run_pass(self._staging)
+        self._staging.delete(scope, rollout_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._staging, name)
+
+
+def test_a_record_a_pass_wrote_from_purged_evidence_meanwhile_is_erased(
+    stores: Stores, staging: StagingStore, clock: FixedClock
+) -> None:
+    fact, _ = remembered(stores, staging, clock)
+    committed: list[str] = []
+
+    def run_pass(real: StagingStore) -> None:
+        model = ScriptedModel(
+            [answer({"kind": "add", "content": "Travels a lot", "evidence": [1]})]
+        )
+        consolidator = Consolidator(
+            stores=stores, staging=real, model=model, clock=clock, wait=lambda _: None
+        )
+        committed.append(consolidate_scope(SCOPE, consolidator).status)
+
+    racing = PassBeforeDelete(staging, run_pass)
+    erase_record(stores, SCOPE, fact, staging=racing, clock=clock)  # type: ignore[arg-type]
+
+    assert committed == ["committed"]
+    live = [v.content for v in stores.records.list_records(SCOPE).items]
+    assert "Travels a lot" not in live  # written from the secret's evidence: erased with it
