@@ -29,8 +29,10 @@ it again. In this order:
 Kept, by rule: other records extracted from the same turns (their content is their own; their
 sources still name the turns, as after DeleteEvent), journal entries (they pin ids, versions
 and digests, never a rendered block; the query text a caller typed stays), and queued notices
-(they carry ids and a staging key, never content). Each step is idempotent: an erase that
-failed halfway is finished by running it again.
+(they carry ids and a staging key, never content). Each step is idempotent. An erase that
+failed before step 4 is finished by running it again; one that failed after it is finished as
+far as the tombstones allow (they keep digests and sources: steps 1, 3 by turn, 4, 5 and 6 run
+again, only the text matches of steps 2 and 3 are lost with the text).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class RecordErased(Frozen):
 
     record_ids: tuple[str, ...]
     versions: int
+    restating: tuple[str, ...] = ()
     rollouts: int = 0
     events: int = 0
     chunks: int = 0
@@ -74,7 +77,7 @@ class _Erased:
     ) -> None:
         versions = [v for history in histories.values() for v in history]
         live = [v for v in versions if v.status is not Status.ERASED]
-        self.digests = {v.content_digest for v in live}
+        self.digests = {v.content_digest for v in versions}  # a tombstone keeps its digest
         texts = [v.content for v in live] + [v.body for v in live if v.body] + list(said)
         self.texts = {canonical_content(t) for t in texts if canonical_content(t)}
         sources = [s for v in versions for s in v.sources]
@@ -108,15 +111,18 @@ def erase_record(
     chunks = _forget_chunks(stores, scope, erased)
     report = stores.records.erase(scope, record_id)
     record_ids, versions = list(report.record_ids), report.versions
+    restating: list[str] = []
     for other in _restating(stores, scope, erased, purged):
         if other not in record_ids:
             more = stores.records.erase(scope, other)
+            restating += [rid for rid in more.record_ids if rid not in record_ids]
             record_ids += [rid for rid in more.record_ids if rid not in record_ids]
             versions += more.versions
     chunks += _forget_chunks(stores, scope, erased)  # a rollup that read the turns meanwhile
     return RecordErased(
         record_ids=tuple(record_ids),
         versions=versions,
+        restating=tuple(restating),
         rollouts=len(purged),
         events=events,
         chunks=chunks,

@@ -256,3 +256,35 @@ def test_a_record_a_pass_wrote_from_purged_evidence_meanwhile_is_erased(
     assert committed == ["committed"]
     live = [v.content for v in stores.records.list_records(SCOPE).items]
     assert "Travels a lot" not in live  # written from the secret's evidence: erased with it
+
+
+class FailingSecondErase:
+    """The record store, except that the second erase (the first restating record, after the
+    record's own) fails once, as a killed process would leave it."""
+
+    def __init__(self, records: Any) -> None:
+        self._records, self._calls = records, 0
+
+    def erase(self, scope: Scope, record_id: str) -> Any:
+        self._calls += 1
+        if self._calls == 2:
+            raise OSError("killed")
+        return self._records.erase(scope, record_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._records, name)
+
+
+def test_an_erase_that_failed_after_the_records_own_is_finished_by_a_rerun(
+    stores: Stores, staging: StagingStore, clock: FixedClock
+) -> None:
+    fact, holding = remembered(stores, staging, clock)
+    failing = dataclasses.replace(stores, records=FailingSecondErase(stores.records))
+    with pytest.raises(OSError, match="killed"):
+        erase_record(failing, SCOPE, fact, staging=staging, clock=clock)
+    assert any(SECRET in v.content for v in stores.records.list_records(SCOPE).items)
+
+    again = erase_record(stores, SCOPE, fact, staging=staging, clock=clock)
+
+    assert sorted(again.record_ids) == sorted(holding)
+    assert all(SECRET not in v.content for v in stores.records.list_records(SCOPE).items)

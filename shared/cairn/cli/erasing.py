@@ -40,14 +40,9 @@ def erase(args: argparse.Namespace) -> int:
         )
     with opened(args) as ctx:
         if args.record_id is not None:
-            if already_erased(ctx, args.record_id):
-                print(
-                    f"{args.record_id} was already erased: nothing left to destroy; "
-                    f"`cairn history {args.record_id}` shows its tombstones"
-                )
-                return 0
             from cairn.local import FilesystemStagingStore, staging_dir
 
+            again = already_erased(ctx, args.record_id)
             one = erase_record(
                 ctx.stores,
                 ctx.scope,
@@ -56,6 +51,13 @@ def erase(args: argparse.Namespace) -> int:
                 clock=ctx.clock,
                 keep_events=args.keep_events,
             )
+            if again and not (one.restating or one.events or one.rollouts or one.chunks):
+                # A rerun finishes what a failed erase left; here nothing was left.
+                print(
+                    f"{args.record_id} was already erased: nothing left to destroy; "
+                    f"`cairn history {args.record_id}` shows its tombstones"
+                )
+                return 0
             print(
                 f"erased {one.versions} version(s) of {len(one.record_ids)} record(s): "
                 + ", ".join(one.record_ids)
