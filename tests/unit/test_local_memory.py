@@ -59,3 +59,18 @@ def test_a_malformed_actor_is_refused_before_any_file_is_made(tmp_path: Path) ->
     with pytest.raises(ValueError, match="actor_id"):
         open_memory(tmp_path / "m.db", actor="", embedder=HashingEmbedder())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_erase_takes_what_restates_the_record_and_keeps_the_rest(tmp_path: Path) -> None:
+    with open_memory(tmp_path / "m.db", actor="a", embedder=HashingEmbedder()) as memory:
+        fact = memory.remember("My passport is X1234567")
+        copy = memory.remember("my passport is  X1234567", category="preference")
+        other = memory.remember("I prefer green tea", category="preference")
+
+        erased = memory.erase(fact.record_id)
+
+        assert sorted(erased.record_ids) == sorted([fact.record_id, copy.record_id])
+        assert erased.restating == (copy.record_id,)
+        assert [v.record_id for v in memory.stores.records.list_records(memory.scope).items] == [
+            other.record_id
+        ]

@@ -201,11 +201,7 @@ def _add_memory_commands(commands: argparse._SubParsersAction[CliParser]) -> Non
     sub.add_argument("record_id", metavar="RECORD_ID", nargs="?")
     sub.add_argument("--all-of-actor", action="store_true", help="erase the whole actor")
     sub.add_argument("--yes", action="store_true", help="confirm --all-of-actor")
-    sub.add_argument(
-        "--keep-events",
-        action="store_true",
-        help="keep the turns the record came from (they still hold what was said)",
-    )
+    sub.add_argument("--keep-events", action="store_true", help="keep the turns it came from")
 
 
 def _add_demo_commands(commands: argparse._SubParsersAction[CliParser]) -> None:
