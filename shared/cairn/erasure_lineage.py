@@ -7,9 +7,10 @@ events those versions cite. Everything that needs the content to find what resta
 before the content is destroyed, so an erase that failed before step 4 is finished by running
 it again. In this order:
 
-1. the source turns are deleted, unless ``keep_events``: the sentence the user said goes too,
-   and so do the history chunks summarising it (``ChunkStore.forget_turn``), and no rollout
-   can stage it any more;
+1. the source turns, and every other turn of the scope that restates the erased content (the
+   same sentence said again, the assistant repeating the fact), are deleted unless
+   ``keep_events``: the sentence goes from the conversation too, and so do the history chunks
+   summarising it (``ChunkStore.forget_turn``), and no rollout can stage it any more;
 2. every pending rollout whose staged payload restates the erased content (its canonical form,
    ``cairn.models.canonical_content``, inside any text of the payload) or names a source turn
    is purged: the payload deleted, the rollout marked consumed. That covers run evidence
@@ -228,15 +229,39 @@ def _restating(stores: Stores, scope: Scope, erased: _Erased, purged: set[str]) 
 
 
 def _delete_turns(stores: Stores, scope: Scope, erased: _Erased) -> int:
-    """Step 4: the source turns (each delete also forgets the chunks summarising it)."""
+    """Step 1: the source turns and every other turn of the scope that restates the erased
+    content (each delete also forgets the chunks summarising it)."""
+    doomed = set(erased.turns)
+    for session_id in _sessions(stores, scope):
+        cursor: str | None = None
+        while True:
+            page = stores.events.list_events(scope, session_id, limit=MAX_PAGE_SIZE, cursor=cursor)
+            for event in page.items:
+                texts = [p.text for p in event.payload if isinstance(p, Conversational)]
+                if any(erased.restated_in(text) for text in texts):
+                    doomed.add((session_id, event.event_id))
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
     deleted = 0
-    for session_id, event_id in sorted(erased.turns):
+    for session_id, event_id in sorted(doomed):
         try:
             stores.events.delete_event(scope, session_id, event_id)
             deleted += 1
         except EventNotFoundError:
             continue  # deleted already: gone either way
     return deleted
+
+
+def _sessions(stores: Stores, scope: Scope) -> list[str]:
+    found: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = stores.events.list_sessions(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
+        found += [s.session_id for s in page.items]
+        if page.next_cursor is None:
+            return found
+        cursor = page.next_cursor
 
 
 def _forget_chunks(stores: Stores, scope: Scope, erased: _Erased) -> int:
