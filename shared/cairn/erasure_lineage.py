@@ -22,8 +22,9 @@ it again. In this order:
    scope's erasure count, so every extraction or consolidation plan read before it, among them
    any that read a payload purged in step 2, is refused at its apply (``cairn.erasure_fence``);
 5. every other record that restates it is erased with its own lineage: a record whose content
-   has the digest of an erased version (an exact restatement), a ``summary`` record citing a
-   source turn or the rollout the record came from (a session summary restates the session),
+   has the digest of an erased version (an exact restatement), a ``summary`` or ``episodic``
+   record (session summary, episode, reflection) citing a source turn or the rollout the record
+   came from (it restates that span of the conversation),
    and a record citing a rollout purged in step 2 (applied before step 4 moved the count);
 6. step 3 once more, for a rollup that read the turns before step 1.
 
@@ -56,7 +57,9 @@ from cairn.ports import MAX_PAGE_SIZE, Clock, StagingStore, Stores
 from cairn.rollout.index import RolloutState
 from cairn.versioning import lineage
 
-SUMMARY_STRATEGY = "summary"
+# Strategies whose records restate a span of the conversation: a session summary, an episode
+# and a reflection over episodes (both ``episodic``).
+SPAN_STRATEGIES = frozenset({"summary", "episodic"})
 
 
 class RecordErased(Frozen):
@@ -218,7 +221,7 @@ def _restating(stores: Stores, scope: Scope, erased: _Erased, purged: set[str]) 
         )
         for head in page.items:
             rollouts = {s.rollout_id for s in head.sources if s.rollout_id}
-            summary = head.strategy == SUMMARY_STRATEGY and (
+            summary = head.strategy in SPAN_STRATEGIES and (
                 erased.names_turn(head.sources) or bool(rollouts & erased.rollout_ids)
             )
             if head.content_digest in erased.digests or summary or rollouts & purged:

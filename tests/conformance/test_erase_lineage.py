@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from cairn.changes import Create, NewRecord
 from cairn.clock import FixedClock
 from cairn.consolidate.commit import Consolidator, consolidate_scope
 from cairn.consolidate.evidence import (
@@ -288,3 +289,29 @@ def test_an_erase_that_failed_after_the_records_own_is_finished_by_a_rerun(
 
     assert sorted(again.record_ids) == sorted(holding)
     assert all(SECRET not in v.content for v in stores.records.list_records(SCOPE).items)
+
+
+def test_an_episode_citing_the_source_turn_is_erased_and_a_fact_beside_it_is_kept(
+    stores: Stores, staging: StagingStore, clock: FixedClock
+) -> None:
+    fact, _ = remembered(stores, staging, clock)
+    cited = stores.records.get(SCOPE, fact).sources
+    episode = NewRecord(
+        namespace=f"/episodes/{SCOPE.actor_id}/s1/",
+        strategy="episodic",
+        category="episode",
+        content="The user shared travel documents and said thanks.",
+        sources=cited,
+    )
+    beside = NewRecord(
+        namespace=f"/facts/{SCOPE.actor_id}/",
+        content="The user says thanks at the end.",
+        sources=cited,
+    )
+    written = stores.records.apply(SCOPE, [Create(record=episode), Create(record=beside)])
+
+    erased = erase_record(stores, SCOPE, fact, staging=staging, clock=clock)
+
+    assert written[0].record_id in erased.restating
+    assert written[1].record_id not in erased.record_ids  # its content is its own
+    assert stores.records.get(SCOPE, written[1].record_id).status is Status.ACTIVE
