@@ -12,7 +12,8 @@ it again. In this order:
    ``keep_events``: the sentence goes from the conversation too, and so do the history chunks
    summarising it (``ChunkStore.forget_turn``), and no rollout can stage it any more;
 2. every pending rollout whose staged payload restates the erased content (its canonical form,
-   ``cairn.models.canonical_content``, inside any text of the payload) or names a source turn
+   ``cairn.models.canonical_content``, inside any text of the payload; texts of at least
+   ``MIN_MATCH_CHARS``) or names a source turn
    is purged: the payload deleted, the rollout marked consumed. That covers run evidence
    waiting for consolidation and extraction batches whose window holds a source turn;
 3. history chunks that restate the erased content or summarise a source turn, each session
@@ -57,6 +58,9 @@ from cairn.ports import MAX_PAGE_SIZE, Clock, StagingStore, Stores
 from cairn.rollout.index import RolloutState
 from cairn.versioning import lineage
 
+# A text shorter than this ("yes", "ok, thanks") is found in too many others to say they
+# restate it: it is matched by id and digest only, never as a substring.
+MIN_MATCH_CHARS = 16
 # Strategies whose records restate a span of the conversation: a session summary, an episode
 # and a reflection over episodes (both ``episodic``).
 SPAN_STRATEGIES = frozenset({"summary", "episodic"})
@@ -83,7 +87,8 @@ class _Erased:
         live = [v for v in versions if v.status is not Status.ERASED]
         self.digests = {v.content_digest for v in versions}  # a tombstone keeps its digest
         texts = [v.content for v in live] + [v.body for v in live if v.body] + list(said)
-        self.texts = {canonical_content(t) for t in texts if canonical_content(t)}
+        folded = {canonical_content(t) for t in texts}
+        self.texts = {t for t in folded if len(t) >= MIN_MATCH_CHARS}
         sources = [s for v in versions for s in v.sources]
         self.turns = {(s.session_id, s.event_id) for s in sources if s.session_id and s.event_id}
         self.event_ids = {event for _, event in self.turns}

@@ -31,7 +31,7 @@ from cairn.history.rollup import roll_up_session
 from cairn.local.offline import offline_model
 from cairn.memories import StrategyKind
 from cairn.model_request import ModelRequest
-from cairn.models import Role, Scope, Status
+from cairn.models import Role, Scope, Source, SourceKind, Status
 from cairn.ports import StagingStore, Stores
 from cairn.rollout.index import Rollout, TriggerPolicy, new_evidence_id
 from cairn.testing import ScriptedModel
@@ -315,3 +315,20 @@ def test_an_episode_citing_the_source_turn_is_erased_and_a_fact_beside_it_is_kep
     assert written[0].record_id in erased.restating
     assert written[1].record_id not in erased.record_ids  # its content is its own
     assert stores.records.get(SCOPE, written[1].record_id).status is Status.ACTIVE
+
+
+def test_a_short_source_turn_is_deleted_by_id_and_matches_no_other_turn(
+    stores: Stores, staging: StagingStore, clock: FixedClock
+) -> None:
+    said = stores.events.append(SCOPE, turn("Yes.", session_id="s3", clock=clock))
+    longer = "Yes. I will call my sister later today."
+    stores.events.append(SCOPE, turn(longer, session_id="s4", clock=clock))
+    cited = Source(kind=SourceKind.USER, session_id="s3", event_id=said.event_id)
+    confirmed = create(stores, f"Confirmed the booking {SECRET}", scope=SCOPE, sources=(cited,))
+
+    erased = erase_record(stores, SCOPE, confirmed.record_id, staging=staging, clock=clock)
+
+    assert erased.events == 1
+    assert stores.events.list_events(SCOPE, "s3").items == ()
+    texts = [e.payload[0].text for e in stores.events.list_events(SCOPE, "s4").items]
+    assert texts == [longer]
