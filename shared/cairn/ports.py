@@ -11,9 +11,11 @@ docstring is the normative sentence its conformance test pins.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -815,6 +817,18 @@ class IndexRowReader(Protocol):
         ...
 
 
+@runtime_checkable
+class IndexRowStream(Protocol):
+    """A record store that hands a recall index its live heads one row at a time (an optional
+    capability of a RecordStore, beside ``IndexRowReader``)."""
+
+    def index_row_stream(
+        self, scope: Scope, embedder: EmbedderId | None
+    ) -> AbstractContextManager[tuple[int, Iterator[IndexRow]]]:
+        """``index_rows``' rows as (how many, an iterator over them), valid inside the block."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class IndexObject:
     """A stored recall index object as read: its bytes (``None`` when it is still at the ETag
@@ -842,6 +856,34 @@ class IndexObjectStore(Protocol):
 
     def erase_scope(self, scope: Scope) -> int:
         """Delete every object of ``scope`` (every space); returns how many were deleted."""
+        ...
+
+
+class IndexSnapshotFolder(Protocol):
+    """Where an embedded recall index keeps one snapshot file per (scope, embedding space)
+    beside its store (``cairn.recall.index.persisted``): derived, rebuildable, never the truth,
+    and holding the content and vectors of every head, so an erase destroys it. ``space`` is an
+    embedder key, or ``"-"`` for rows without vectors; file names never carry ids in the clear.
+    """
+
+    def path(self, scope: Scope, space: str) -> Path:
+        """Where the scope's snapshot file is (it may not exist)."""
+        ...
+
+    def publish(self, scope: Scope, space: str, parts: Sequence[bytes | memoryview]) -> int | None:
+        """Write ``parts`` as the snapshot file: to a temporary file, fsynced, renamed over
+        the old one. Returns the new file's inode, or ``None`` when nothing could be written
+        (a read-only store, a full disk): recall then answers without a persisted snapshot."""
+        ...
+
+    def discard(self, scope: Scope, space: str, inode: int) -> None:
+        """Destroy the scope's file if it is still the one published as ``inode`` (a writer
+        that raced an erase deletes its own file)."""
+        ...
+
+    def erase_scope(self, scope: Scope) -> int:
+        """Overwrite and delete every snapshot file of ``scope`` (every space, and any
+        temporary file a writer left); returns how many files were destroyed."""
         ...
 
 
@@ -879,6 +921,9 @@ class Stores:
     # space), so a process that starts cold fetches a scope's index instead of reading every
     # record; only with ``generations``, which say whether an object is current.
     index_objects: IndexObjectStore | None = None
+    # Optional capability: a folder of persisted recall index snapshots beside the store, so a
+    # fresh process maps a scope's index from disk instead of rebuilding it (SQLite).
+    index_snapshots: IndexSnapshotFolder | None = None
 
     def close(self) -> None:
         if self.owner is not None:

@@ -2,8 +2,9 @@
 backend without one, the index built afresh for each recall) answers exactly as a full scan of
 the store, and every kind of committed write shows in the very next recall: create, revise,
 fold-in, supersede, retract, erase, erase of the scope; a write through another handle on the
-same store too. A record filter narrows the heads before ranking: a record it accepts is found
-however many better-ranked records it rejects."""
+same store too. A store that persists its index (``Stores.index_snapshots``) answers a reopened
+handle from the persisted snapshot, exactly as the scan. A record filter narrows the heads
+before ranking: a record it accepts is found however many better-ranked records it rejects."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from cairn.models import Edge, EdgeKind, RecordVersion, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
 from cairn.recall.candidates import RecordFilter
-from cairn.recall.index import RecallIndex
+from cairn.recall.index import EmbeddedRecallIndex, RecallIndex, index_of
 from cairn.recall.scan import ScanningRecallIndex
 from cairn.testing import HashingEmbedder
 from tests.conformance.backends import open_backend
@@ -171,6 +172,27 @@ def test_a_write_through_another_handle_shows_in_the_next_recall(
         assert_same_as_a_scan(first, clock)
     finally:
         first.close()
+
+
+def test_a_reopened_store_answers_from_its_persisted_index_as_the_scan(
+    persistent_backend: str, clock: FixedClock, tmp_path: Path
+) -> None:
+    first = open_backend(persistent_backend, clock, tmp_path)
+    try:
+        fill(first, clock)
+        assert_same_as_a_scan(first, clock)  # builds the index, and persists it if it can
+    finally:
+        first.close()
+    second = open_backend(persistent_backend, clock, tmp_path)
+    try:
+        assert_same_as_a_scan(second, clock)
+        index = index_of(second)
+        if second.index_snapshots is not None:
+            assert isinstance(index, EmbeddedRecallIndex)
+            assert index.persisted is not None
+            assert (index.persisted.mapped, index.persisted.published) == (1, 0)
+    finally:
+        second.close()
 
 
 @pytest.mark.parametrize("query", QUERIES[:2], ids=["tea", "names"])

@@ -6,14 +6,18 @@ revised, sessions told a minute apart so context expansion has threads, some dis
 rollout so expansion must pass them over; queries may share no word with any record, so the
 weak fallback fires; some carry metadata and the query may draw a record filter, as
 RetrieveMemoryRecords' metadata filters narrow it), then recalls through
-the scan (``ScanningRecallIndex``), the index built afresh (``TransientRecallIndex``) and the
-cached index (``EmbeddedRecallIndex``), and requires the same block, the same selection with
-the same scores, and the same counts from all three.
+the scan (``ScanningRecallIndex``), the index built afresh (``TransientRecallIndex``), the
+cached index (``EmbeddedRecallIndex``), and the cached index with a folder of persisted
+snapshots (built, written, mapped back; then a fresh index that maps the file without reading
+a row), and requires the same block, the same selection with the same scores, and the same
+counts from all of them.
 """
 
 from __future__ import annotations
 
+import tempfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +30,7 @@ from cairn.recall.candidates import RecordFilter
 from cairn.recall.index import EmbeddedRecallIndex, RecallIndex, TransientRecallIndex
 from cairn.recall.render import WEAK_LINE
 from cairn.recall.scan import ScanningRecallIndex
+from cairn.store.snapshot_folder import SnapshotFolder
 from cairn.testing import FixedClock, HashingEmbedder, InMemoryBackend
 
 SCOPE = Scope(memory_id="mem-index", actor_id="user-1")
@@ -223,6 +228,19 @@ def test_the_index_returns_exactly_what_the_scan_returns(
     assert _seen(_recall(stores, cached, query, policy, embedded, clock, where)) == expected
     # Asked again, the cached snapshot answers, and answers the same.
     assert _seen(_recall(stores, cached, query, policy, embedded, clock, where)) == expected
+    with tempfile.TemporaryDirectory() as folder:
+        for attempt in ("built, written and mapped back", "mapped from the file"):
+            persisted = EmbeddedRecallIndex(
+                stores.records,
+                backend.generations(),
+                shortlist=1,
+                snapshots=SnapshotFolder(Path(folder)),
+            )
+            found = _recall(stores, persisted, query, policy, embedded, clock, where)
+            assert _seen(found) == expected, attempt
+            assert persisted.persisted is not None
+            counts = (persisted.persisted.published, persisted.persisted.mapped)
+            assert counts == ((1, 0) if attempt.startswith("built") else (0, 1)), attempt
 
 
 def _scope_of_equals(stores: Stores, clock: FixedClock, count: int) -> None:

@@ -1,4 +1,5 @@
-"""Erase is real on disk: the erased words are no longer anywhere in the database files."""
+"""Erase is real on disk: the erased words are no longer anywhere in the database files, nor in
+the recall index snapshots persisted beside them."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from cairn.models import (
     SourceKind,
 )
 from cairn.ports import Stores
+from cairn.recall import RecallQuery, recall
 from cairn.store.sqlite import SQLiteBackend
+from cairn.store.sqlite.backend import snapshot_folder_of
 
 SCOPE = Scope(memory_id="m1", actor_id="a1")
 NEIGHBOUR = Scope(memory_id="m1", actor_id="a2")
@@ -38,9 +41,17 @@ PRIVATE_VECTOR = (0.123456789, -0.987654321, 0.5550555, 0.0101011)
 
 
 def file_bytes(path: Path) -> bytes:
-    """Everything SQLite keeps for this database: the file, its WAL and its shared memory."""
+    """Everything kept for this database: the file, its WAL and its shared memory, and every
+    file in the folder of its persisted recall index snapshots."""
     parts = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
-    return b"".join(p.read_bytes() for p in parts if p.exists())
+    parts += sorted(snapshot_folder_of(path).glob("*"))
+    return b"".join(p.read_bytes() for p in parts if p.is_file())
+
+
+def recalled(stores: Stores, clock: FixedClock, scope: Scope = SCOPE) -> str:
+    """A recall (it persists the scope's index snapshot); its block."""
+    query = RecallQuery(text=f"what about {PRIVATE_FACT} and {KEPT}")
+    return recall(scope, query, stores=stores, embedder=None, clock=clock, journal=False).block
 
 
 def write_secrets(stores: Stores, clock: FixedClock) -> str:
@@ -99,6 +110,11 @@ def test_erased_words_and_vectors_are_gone_from_the_files(
 ) -> None:
     backend, stores, clock = opened
     record_id = write_secrets(stores, clock)
+    assert PRIVATE_FACT in recalled(stores, clock)
+    recalled(stores, clock, NEIGHBOUR)
+    snapshots = list(snapshot_folder_of(backend.path).glob("*"))
+    assert len(snapshots) == 2
+    assert any(PRIVATE_FACT.encode() in p.read_bytes() for p in snapshots)
     before = file_bytes(backend.path)
     assert PRIVATE_FACT.encode() in before  # the test reads the right files
     assert vector_bytes() in before
@@ -120,6 +136,8 @@ def test_erasing_a_scope_leaves_no_words_behind(
 ) -> None:
     backend, stores, clock = opened
     write_secrets(stores, clock)
+    assert PRIVATE_FACT in recalled(stores, clock)
+    assert PRIVATE_FACT.encode() in file_bytes(backend.path)
 
     report = stores.records.erase_scope(SCOPE)
     stores.events.erase_scope(SCOPE)

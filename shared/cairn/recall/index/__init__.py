@@ -12,8 +12,8 @@ from cairn.recall.index.embedded import (
     EmbeddedRecallIndex,
     RecallIndex,
     TransientRecallIndex,
-    read_rows,
 )
+from cairn.recall.index.rows import read_rows
 from cairn.recall.index.shared import index_of
 from cairn.recall.index.shortlist import Search, search
 from cairn.recall.index.snapshot import Snapshot, build_snapshot, row_of

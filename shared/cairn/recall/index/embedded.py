@@ -8,6 +8,10 @@ record writes; a few microseconds); only when the epoch moved does it read the s
 generation, and only when that moved is the scope's snapshot rebuilt. So a write by another
 process is seen on the next recall, and erase and retract are visible at once.
 
+With a folder of persisted snapshots beside the store (``Stores.index_snapshots``: SQLite),
+a rebuild first maps the scope's file at the generation just read, and a rebuild from the rows
+writes it (``cairn.recall.index.persisted``), so a fresh process maps its index from disk.
+
 With a shared store of index objects (``Stores.index_objects``: S3 on AWS), a rebuild first
 fetches the scope's object at the generation just read (``cairn.recall.index.objects``), so a
 process that starts cold reads one object, not every record.
@@ -24,26 +28,26 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol, cast
+from typing import Protocol
 
-from cairn.models import EmbedderId, RecordVersion, Scope
+from cairn.models import EmbedderId, Scope
 from cairn.ports import (
-    MAX_PAGE_SIZE,
     Embedder,
     IndexObjectStore,
-    IndexRow,
-    IndexRowReader,
+    IndexSnapshotFolder,
     QuarantineList,
     RecordGenerations,
     RecordStore,
 )
 from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
+from cairn.recall.index.mapped import SnapshotGoneError
 from cairn.recall.index.objects import ObjectRowSource
+from cairn.recall.index.persisted import PersistedSnapshots
+from cairn.recall.index.rows import bulk_reads, read_rows, row_stream
 from cairn.recall.index.shortlist import FIRST_SHORTLIST, Search, search
-from cairn.recall.index.snapshot import Snapshot, build_snapshot, row_of
+from cairn.recall.index.snapshot import Snapshot, build_snapshot
 from cairn.recall.query import RecallPolicy, RecallQuery
-from cairn.scope_guard import in_scope
 
 # A 100k-record scope of 384-d vectors holds ~150 MB of matrix plus its rows
 # (docs/benchmarks.md, speed): the default keeps one such scope, or many small ones.
@@ -74,43 +78,6 @@ class RecallIndex(Protocol):
         ``where`` accepts (all of them without one): a filter narrows the collection before
         ranking, so no accepted record is lost behind rejected ones."""
         ...
-
-
-def bulk_reads(records: object) -> bool:
-    """Whether the store's own class reads index rows in bulk: a wrapper that forwards other
-    calls (one that changes ``list_records``) is read through its ``list_records``."""
-    return callable(getattr(type(records), "index_rows", None))
-
-
-def read_rows(
-    records: RecordStore,
-    scope: Scope,
-    embedder: EmbedderId | None,
-    *,
-    namespace_prefix: str | None = None,
-    as_of: datetime | None = None,
-    bulk: bool = False,
-) -> list[IndexRow]:
-    """The rows of ``scope``'s live heads (as of ``as_of``, under the prefix), record-id order;
-    with ``bulk`` (``bulk_reads(records)``), an unfiltered read is one ``index_rows`` call."""
-    if bulk and as_of is None and namespace_prefix is None:
-        return cast(IndexRowReader, records).index_rows(scope, embedder)
-    heads: list[RecordVersion] = []
-    cursor: str | None = None
-    while True:
-        page = records.list_records(
-            scope,
-            namespace_prefix=namespace_prefix,
-            as_of=as_of,
-            limit=MAX_PAGE_SIZE,
-            cursor=cursor,
-        )
-        heads.extend(v for v in in_scope(page.items, scope, where="recall") if v.live)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    stored = records.vectors(scope, [v.ref for v in heads], embedder) if embedder and heads else {}
-    return [row_of(v, stored.get(v.ref)) for v in heads]
 
 
 class TransientRecallIndex:
@@ -183,9 +150,13 @@ class EmbeddedRecallIndex:
         bulk: bool | None = None,
         objects: IndexObjectStore | None = None,
         quarantine: QuarantineList | None = None,
+        snapshots: IndexSnapshotFolder | None = None,
     ) -> None:
         self._records = records
         self._generations = generations
+        self.persisted = (
+            PersistedSnapshots(snapshots, generations) if snapshots is not None else None
+        )
 
         self._max_bytes = max_bytes
         self._max_scopes = max_scopes
@@ -225,19 +196,27 @@ class EmbeddedRecallIndex:
             return self._transient.search(
                 scope, query, embedder=embedder, policy=policy, now=now, where=where
             )
-        snapshot, quarantine = self._current(
-            scope, embedder.identity if embedder is not None else None
-        )
-        found = search(
-            snapshot,
-            query,
-            embedder=embedder,
-            policy=policy,
-            now=now,
-            shortlist=self._shortlist,
-            where=where,
-        )
-        return found if quarantine is None else replace(found, quarantine=quarantine)
+        identity = embedder.identity if embedder is not None else None
+        for attempt in range(2):
+            snapshot, quarantine = self._current(scope, identity)
+            try:
+                found = search(
+                    snapshot,
+                    query,
+                    embedder=embedder,
+                    policy=policy,
+                    now=now,
+                    shortlist=self._shortlist,
+                    where=where,
+                )
+                if snapshot.intact():
+                    return found if quarantine is None else replace(found, quarantine=quarantine)
+            except SnapshotGoneError:
+                pass
+            if attempt:  # its file was erased under this recall (``mapped``): answer afresh
+                raise SnapshotGoneError("the recall index snapshot was erased twice meanwhile")
+            self._drop((scope, identity.key if identity is not None else None))
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     def _current(
         self, scope: Scope, identity: EmbedderId | None
@@ -257,13 +236,30 @@ class EmbeddedRecallIndex:
                 cached.epoch = epoch
             return cached.snapshot, cached.quarantine
         quarantine: tuple[QuarantineEntry, ...] | None = None
-        if self.source is not None:
-            rows, quarantine = self.source.read(scope, identity, generation)
-        else:
-            rows = read_rows(self._records, scope, identity, bulk=self._bulk)
-        snapshot = build_snapshot(rows, identity)
+        persisted = self.persisted
+        snapshot = persisted.load(scope, identity, generation) if persisted else None
+        if snapshot is None and persisted is not None and self.source is None:
+            records, bulk = self._records, self._bulk
+            snapshot = persisted.build(
+                scope,
+                identity,
+                generation,
+                lambda: row_stream(records, scope, identity, bulk=bulk),
+            )
+        elif snapshot is None:
+            if self.source is not None:
+                rows, quarantine = self.source.read(scope, identity, generation)
+            else:
+                rows = read_rows(self._records, scope, identity, bulk=self._bulk)
+            snapshot = build_snapshot(rows, identity)
         self._keep(key, _Cached(snapshot, generation, epoch, snapshot.nbytes(), quarantine))
         return snapshot, quarantine
+
+    def _drop(self, key: _Key) -> None:
+        with self._lock:
+            old = self._cache.pop(key, None)
+            if old is not None:
+                self._bytes -= old.nbytes
 
     def _keep(self, key: _Key, entry: _Cached) -> None:
         with self._lock:

@@ -34,6 +34,7 @@ from cairn.models import EmbedderId, Scope
 from cairn.ports import IndexObjectStore, IndexRow, QuarantineList, RecordGenerations, RecordStore
 from cairn.quarantine import QuarantineEntry
 from cairn.recall.index.object_codec import CorruptIndexObjectError, DecodedObject, decode, encode
+from cairn.recall.index.rows import read_rows
 
 log = logging.getLogger(__name__)
 # ETags remembered per (scope, space); one entry is a few hundred bytes.
@@ -85,8 +86,6 @@ class ObjectRowSource:
         if found is not None:
             self.fetched += 1
             return found.rows, found.quarantine
-        from cairn.recall.index.embedded import read_rows  # a cycle at import otherwise
-
         listed = self._quarantine
         quarantine = listed.entries(scope.memory_id) if listed is not None else ()
         rows = read_rows(self._records, scope, embedder, bulk=self._bulk)

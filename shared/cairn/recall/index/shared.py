@@ -7,12 +7,8 @@ import weakref
 from typing import cast
 
 from cairn.ports import RecordGenerations, RecordStore, Stores
-from cairn.recall.index.embedded import (
-    EmbeddedRecallIndex,
-    RecallIndex,
-    TransientRecallIndex,
-    bulk_reads,
-)
+from cairn.recall.index.embedded import EmbeddedRecallIndex, RecallIndex, TransientRecallIndex
+from cairn.recall.index.rows import bulk_reads
 
 # One index per backend in this process, found through the backend's generations object and
 # gone with it: the index holds the backend only through weak proxies, so this cache never
@@ -39,6 +35,7 @@ def index_of(stores: Stores) -> RecallIndex:
                 bulk=bulk_reads(stores.records),
                 objects=stores.index_objects,
                 quarantine=stores.quarantine,
+                snapshots=stores.index_snapshots,
             )
             shared = (weakref.ref(stores.records), index)
             _SHARED[generations] = shared

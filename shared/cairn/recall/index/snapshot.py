@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -52,6 +52,10 @@ def row_of(version: RecordVersion, vector: npt.NDArray[np.float32] | None) -> In
     )
 
 
+def _always() -> bool:
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadRows:
     """One thread's rows in (first_seen_at, record id) order, with those positions."""
@@ -65,11 +69,13 @@ class Snapshot:
     """The index of one scope's live heads, for one embedding space (or none)."""
 
     embedder: EmbedderId | None
-    record_ids: tuple[str, ...]
-    contents: tuple[str, ...]
-    tokens: tuple[tuple[str, ...], ...]
+    # Built: tuples and dicts. Mapped from a persisted file (``cairn.recall.index.mapped``):
+    # sequences and mappings that decode a row's strings when it is read.
+    record_ids: Sequence[str]
+    contents: Sequence[str]
+    tokens: Sequence[tuple[str, ...]]
     lengths: FloatArray
-    postings: dict[str, tuple[IntArray, FloatArray]]
+    postings: Mapping[str, tuple[IntArray, FloatArray]]
     namespaces: tuple[str, ...]
     namespace_codes: IntArray
     strategies: tuple[str, ...]
@@ -77,10 +83,15 @@ class Snapshot:
     confidence: FloatArray
     last_seen: FloatArray
     trusted: npt.NDArray[np.bool_]
-    thread_rows: dict[Thread, ThreadRows]
+    thread_rows: Mapping[Thread, ThreadRows]
     vector_rows: IntArray
     matrix: npt.NDArray[np.float32]
-    loaders: tuple[RowLoader, ...]
+    loaders: Sequence[RowLoader]
+    # What a mapped snapshot holds (its file, mapped, and a little per row); None: estimated.
+    held_bytes: int | None = None
+    # Whether what the snapshot maps is still whole (``cairn.recall.index.mapped``); a built
+    # snapshot always is.
+    intact: Callable[[], bool] = _always
     _loaded: dict[int, RecordVersion] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -112,6 +123,8 @@ class Snapshot:
 
     def nbytes(self) -> int:
         """What the snapshot holds, estimated: its arrays exactly, its rows at a flat rate."""
+        if self.held_bytes is not None:
+            return self.held_bytes
         arrays: list[npt.NDArray[np.generic]] = [self.lengths, self.namespace_codes]
         arrays += [self.strategy_codes, self.confidence, self.last_seen, self.vector_rows]
         arrays.append(self.matrix)

@@ -18,8 +18,12 @@ both) and keep everything on disk.
 - Recall keeps an index of each scope's live heads in process (``cairn.recall.index``),
   current by a generation per scope that every record write bumps in its own transaction, and
   by ``PRAGMA data_version``: a write by another process is seen on the next recall.
+  Each scope's index is also persisted in the folder ``<file>-recall-index`` beside the file
+  (``cairn.store.snapshot_folder``): a fresh process maps it instead of rebuilding it, when its
+  stamp is the scope's current generation. A read-only store writes none.
 - Erase is real: ``secure_delete`` overwrites erased and deleted content with zeros in the file,
-  and each erase ends with a WAL checkpoint that truncates the ``-wal`` file.
+  each erase ends with a WAL checkpoint that truncates the ``-wal`` file, and then overwrites
+  and deletes the scope's persisted index snapshots.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from cairn.clock import SystemClock
 from cairn.models import Scope
 from cairn.ports import Clock, Stores
+from cairn.store.snapshot_folder import SnapshotFolder
 from cairn.store.sqlite.api_state import (
     SQLiteIdempotencyStore,
     SQLiteMemoryConfigStore,
@@ -52,6 +57,11 @@ __all__ = ["SQLiteBackend", "SQLiteEventStore", "SQLiteJournalStore", "SQLiteRec
 DEFAULT_BUSY_TIMEOUT = 5.0
 
 
+def snapshot_folder_of(path: Path) -> Path:
+    """The folder of the store at ``path``'s persisted recall index snapshots, beside it."""
+    return path.with_name(path.name + "-recall-index")
+
+
 class SQLiteBackend:
     """Records, events and the recall journal in the SQLite file at ``path``.
 
@@ -71,7 +81,10 @@ class SQLiteBackend:
         self._db = SQLiteDatabase(
             self.path, busy_timeout=busy_timeout, now=lambda: encode_time(self.clock.now())
         )
-        self._records = SQLiteRecordStore(self._db, self.clock)
+        self.snapshots = SnapshotFolder(
+            snapshot_folder_of(self.path), writable=not self._db.read_only
+        )
+        self._records = SQLiteRecordStore(self._db, self.clock, self.snapshots)
         self._generations = SQLiteRecordGenerations(self._db)
 
     def generations(self) -> SQLiteRecordGenerations:
@@ -94,6 +107,7 @@ class SQLiteBackend:
             quarantine=SQLiteQuarantineList(self._db),
             generations=self._generations,
             changes=SQLiteChangeFeed(self._db),
+            index_snapshots=self.snapshots,
         )
 
     def inventory(self, memory_id: str | None = None) -> list[ScopeCounts]:

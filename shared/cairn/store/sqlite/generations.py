@@ -1,10 +1,10 @@
 """Record generations on SQLite: what tells a recall index, in any process, that it is stale.
 
-Every committed record write bumps its scope's row in ``record_generations`` inside the write's
-own transaction (``bump``). The epoch is ``PRAGMA data_version`` (it moves whenever another
-connection, in this process or another, commits to the file; 13 µs to read) paired with the
-count of record writes this connection has begun, so a recall that finds the epoch unchanged
-needs no query at all: https://sqlite.org/pragma.html#pragma_data_version
+Every committed record write moves its scope's row in ``record_generations`` inside the write's
+own transaction (``bump``) to a new random value. The epoch is ``PRAGMA data_version`` (it
+moves whenever another connection, in this process or another, commits to the file; 13 µs to
+read) paired with the count of record writes this connection has begun, so a recall that finds
+the epoch unchanged needs no query at all: https://sqlite.org/pragma.html#pragma_data_version
 """
 
 from __future__ import annotations
@@ -14,13 +14,21 @@ import sqlite3
 from cairn.models import Scope
 from cairn.store.sqlite.connection import SQLiteDatabase
 
+# A positive 62-bit random value (the table checks generation >= 1).
+_RANDOM = "((random() & 4611686018427387903) + 1)"
+
 
 def bump(conn: sqlite3.Connection, db: SQLiteDatabase, scope: Scope) -> None:
-    """Count one record write in ``scope``; call inside the write transaction, lock held."""
+    """Move ``scope``'s generation on one record write; call inside the write transaction,
+    lock held. The new value is random (62 bits of SQLite's ``random()``), never one more: a
+    persisted index snapshot is stamped with the generation it was built at, and a file put
+    back from a backup, or deleted and made again, would repeat a counter's values with other
+    records behind them. Only equality is ever asked of a generation."""
     db.record_writes += 1
     conn.execute(
-        "INSERT INTO record_generations (memory_id, actor_id, generation) VALUES (?, ?, 1)"
-        " ON CONFLICT (memory_id, actor_id) DO UPDATE SET generation = generation + 1",
+        "INSERT INTO record_generations (memory_id, actor_id, generation)"  # noqa: S608
+        f" VALUES (?, ?, {_RANDOM}) ON CONFLICT (memory_id, actor_id)"
+        f" DO UPDATE SET generation = {_RANDOM}",
         (scope.memory_id, scope.actor_id),
     )
 

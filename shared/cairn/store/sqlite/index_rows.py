@@ -10,6 +10,7 @@ heads' primary key: one pass over the scope instead of one query per 400 records
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -42,9 +43,26 @@ def read_index_rows(
     conn: sqlite3.Connection, scope: Scope, embedder: EmbedderId | None
 ) -> list[IndexRow]:
     """Every active head of ``scope`` by record id, with its vector made by ``embedder``."""
+    return list(each_index_row(conn, scope, embedder))
+
+
+def count_index_rows(conn: sqlite3.Connection, scope: Scope) -> int:
+    """How many active heads ``scope`` has (what ``each_index_row`` will yield)."""
+    row = conn.execute(
+        "SELECT COUNT(*) FROM record_heads WHERE memory_id = ? AND actor_id = ?"
+        " AND status = 'active'",
+        (scope.memory_id, scope.actor_id),
+    ).fetchone()
+    return int(row[0])
+
+
+def each_index_row(
+    conn: sqlite3.Connection, scope: Scope, embedder: EmbedderId | None
+) -> Iterator[IndexRow]:
+    """``read_index_rows`` one row at a time, as the cursor reads them: a caller that keeps
+    only what it needs of each row never holds the whole scope."""
     key = embedder.key if embedder is not None else None
     dims = embedder.dims if embedder is not None else 0
-    rows: list[IndexRow] = []
     # Row by row, not fetchall: each vector stays the bytes SQLite returned (viewed, not
     # copied) until the snapshot copies it into its matrix.
     for record_id, namespace, data, extracted, width, blob in conn.execute(
@@ -53,8 +71,7 @@ def read_index_rows(
         vector = None
         if blob is not None and key is not None:
             vector = _viewed(blob) if width == dims else decode_vector(blob, int(width))
-        rows.append(_row(str(record_id), str(namespace), str(data), str(extracted), vector))
-    return rows
+        yield _row(str(record_id), str(namespace), str(data), str(extracted), vector)
 
 
 def _viewed(blob: bytes) -> Any:
@@ -90,4 +107,5 @@ def _row(record_id: str, namespace: str, data: str, extracted: str, vector: Any)
         trusted=trust == "trusted",
         load=lambda: RecordVersion.model_validate_json(data),
         vector=vector,
+        data=data,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 
 import numpy as np
@@ -19,7 +20,7 @@ from cairn.erasure_fence import check_fence, erases
 from cairn.errors import InvalidCursorError, RecordNotFoundError, RecordTakenError
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, Status, VersionRef
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexRow
+from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexRow, IndexSnapshotFolder
 from cairn.restoring import plan_restore
 from cairn.rollout.consumption import plan_consumption
 from cairn.row_integrity import listed_versions, read_version, record_id_in
@@ -28,7 +29,7 @@ from cairn.store.sqlite.codec import decode_vector, encode_time, encode_vector
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.generations import bump, count_erasure
 from cairn.store.sqlite.generations import erasures as scope_erasures
-from cairn.store.sqlite.index_rows import read_index_rows
+from cairn.store.sqlite.index_rows import count_index_rows, each_index_row, read_index_rows
 from cairn.store.sqlite.listing import listing_query
 from cairn.store.sqlite.rollout_rows import save_rollout
 from cairn.store.sqlite.rollouts import read_rollouts
@@ -41,9 +42,12 @@ _REFS_PER_QUERY = 400
 class SQLiteRecordStore:
     """Record versions in one SQLite file; behaves exactly like ``InMemoryRecordStore``."""
 
-    def __init__(self, db: SQLiteDatabase, clock: Clock) -> None:
+    def __init__(
+        self, db: SQLiteDatabase, clock: Clock, snapshots: IndexSnapshotFolder | None = None
+    ) -> None:
         self._db = db
         self._clock = clock
+        self._snapshots = snapshots
 
     def apply(
         self,
@@ -199,11 +203,21 @@ class SQLiteRecordStore:
         with self._db.transaction(write=False) as conn:
             return read_index_rows(conn, scope, embedder)
 
+    @contextmanager
+    def index_row_stream(
+        self, scope: Scope, embedder: EmbedderId | None
+    ) -> Iterator[tuple[int, Iterator[IndexRow]]]:
+        """``index_rows`` as a count and a stream, read in one transaction held meanwhile
+        (``cairn.store.sqlite.index_rows.each_index_row``)."""
+        with self._db.transaction(write=False) as conn:
+            yield count_index_rows(conn, scope), each_index_row(conn, scope, embedder)
+
     def erase(self, scope: Scope, record_id: str) -> EraseReport:
         """Tombstone every version of the record and of every record derived from it.
 
         With ``secure_delete`` on, the old row bytes are overwritten with zeros in the file,
-        and a WAL checkpoint afterwards removes the old page images from the ``-wal`` file.
+        and a WAL checkpoint afterwards removes the old page images from the ``-wal`` file;
+        then the scope's persisted recall index snapshots are overwritten and deleted.
         """
         with self._db.transaction(write=True) as conn:
             versions = _ScopeVersions(conn, scope)
@@ -215,6 +229,8 @@ class SQLiteRecordStore:
             log_erased(conn, scope, _heads_of(erased, versions), self._clock.now())
             count_erasure(conn, scope)
         self._db.checkpoint()
+        if self._snapshots is not None:  # after the commit: a rebuild racing it sees it moved
+            self._snapshots.erase_scope(scope)
         return report
 
     def erase_scope(self, scope: Scope) -> EraseReport:
@@ -227,6 +243,8 @@ class SQLiteRecordStore:
             log_erased(conn, scope, _heads_of(erased, versions), self._clock.now())
             count_erasure(conn, scope)
         self._db.checkpoint()
+        if self._snapshots is not None:  # after the commit: a rebuild racing it sees it moved
+            self._snapshots.erase_scope(scope)
         return report
 
 
