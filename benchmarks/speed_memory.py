@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import tracemalloc
@@ -25,6 +26,7 @@ from cairn.embed.onnx import DIMS, MODEL_ID
 from cairn.models import EmbedderId
 from cairn.recall import RecallQuery, recall
 from cairn.store.sqlite import SQLiteBackend
+from cairn.store.sqlite.backend import snapshot_folder_of
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,14 @@ def measure_here(db: Path, vector_file: Path, question: str) -> PeakMemory:
         return PeakMemory(peak / 2**20, before, _rss_mb())
 
 
-def measure_in_subprocess(db: Path, vector_file: Path, question: str) -> PeakMemory:
-    """Run ``measure_here`` in a new interpreter, so nothing else inflates its peak."""
+def measure_in_subprocess(
+    db: Path, vector_file: Path, question: str, *, build: bool = False
+) -> PeakMemory:
+    """Run ``measure_here`` in a new interpreter, so nothing else inflates its peak; with
+    ``build``, the store's persisted index snapshots are removed first, so the recall builds
+    the scope's index (and writes its snapshot) instead of mapping it."""
+    if build:
+        shutil.rmtree(snapshot_folder_of(db), ignore_errors=True)
     completed = subprocess.run(  # noqa: S603 - our own interpreter and module
         [sys.executable, "-m", "benchmarks.speed_memory", str(db), str(vector_file), question],
         capture_output=True,
