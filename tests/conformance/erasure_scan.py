@@ -30,8 +30,9 @@ def backend_staging(backend_name: str, tmp_path: Path) -> Iterator[StagingStore]
 
 
 def stored_bytes(backend_name: str, tmp_path: Path) -> bytes:
-    """Every byte the backend keeps: the database file, WAL and shared memory and every staged
-    file; or every item of every table and every object of every bucket on moto."""
+    """Every byte the backend keeps: the database file, WAL and shared memory, every staged
+    file and the persisted recall index snapshots (every file under ``tmp_path``); or every
+    item of every table and every object of every bucket on moto."""
     if backend_name == "sqlite":
         files = [p for p in tmp_path.rglob("*") if p.is_file()]
         assert any(p.name == "cairn.db-wal" for p in files) or files
