@@ -8,7 +8,9 @@ DeleteMemory (for each actor) run, so the two can never disagree on what an eras
 3. the events, 4. the records (tombstones with digests stay), 5. the recall journal,
 6. the record directory's placements (where the AgentCore API filed records),
 7. the history pyramid's chunks (summaries of the events), after the events, so a rollup that
-   raced the erase finds no turns left to summarise.
+   raced the erase finds no turns left to summarise;
+8. the links between its records and their access counts (``cairn.links``), after the
+   records, so a link job that raced the erase finds no live record left to link.
 
 ``erase_session(stores, scope, session_id)`` does the same for one conversation: its chunks,
 its events, then its chunks once more (a rollup that read the turns before they went).
@@ -35,6 +37,8 @@ class ActorErased(Frozen):
     rollouts: int = 0
     payloads: int = 0
     chunks: int = 0
+    links: int = 0
+    access_counts: int = 0
 
 
 class SessionErased(Frozen):
@@ -53,6 +57,8 @@ def erase_actor(stores: Stores, scope: Scope, *, staging: StagingStore | None) -
     journal = stores.journal.erase_scope(scope)
     placements = stores.directory.erase_scope(scope) if stores.directory is not None else 0
     chunks = stores.chunks.erase_scope(scope) if stores.chunks is not None else 0
+    links = stores.links.erase_scope(scope) if stores.links is not None else 0
+    counted = stores.access.erase_scope(scope) if stores.access is not None else 0
     return ActorErased(
         records=records,
         events=events,
@@ -61,6 +67,8 @@ def erase_actor(stores: Stores, scope: Scope, *, staging: StagingStore | None) -
         rollouts=rollouts,
         payloads=payloads,
         chunks=chunks,
+        links=links,
+        access_counts=counted,
     )
 
 

@@ -27,7 +27,8 @@ it again. In this order:
    record (session summary, episode, reflection) citing a source turn or the rollout the record
    came from (it restates that span of the conversation),
    and a record citing a rollout purged in step 2 (applied before step 4 moved the count);
-6. step 3 once more, for a rollup that read the turns before step 1.
+6. step 3 once more, for a rollup that read the turns before step 1;
+7. the links from or to every erased record and their access counts (``cairn.links``).
 
 Kept, by rule: other records extracted from the same turns (their content is their own; their
 sources still name the turns, as after DeleteEvent), journal entries (they pin ids, versions
@@ -75,6 +76,7 @@ class RecordErased(Frozen):
     rollouts: int = 0
     events: int = 0
     chunks: int = 0
+    links: int = 0
 
 
 class _Erased:
@@ -128,6 +130,10 @@ def erase_record(
             record_ids += [rid for rid in more.record_ids if rid not in record_ids]
             versions += more.versions
     chunks += _forget_chunks(stores, scope, erased)  # a rollup that read the turns meanwhile
+    # After the records: a link job that raced the erase finds no live record left to link.
+    links = stores.links.erase_records(scope, record_ids) if stores.links is not None else 0
+    if stores.access is not None:
+        stores.access.erase_records(scope, record_ids)
     return RecordErased(
         record_ids=tuple(record_ids),
         versions=versions,
@@ -135,6 +141,7 @@ def erase_record(
         rollouts=len(purged),
         events=events,
         chunks=chunks,
+        links=links,
     )
 
 

@@ -199,6 +199,17 @@ class ChunkConflictError(ConflictError):
         self.chunk_id = chunk_id
 
 
+class CountedMeanwhileError(ConflictError):
+    """Access counts were committed past the cursor this run read (another run counted the
+    same journal entries); nothing was added. Read the cursor again and count from there."""
+
+    def __init__(self, expected: int, found: int) -> None:
+        super().__init__(
+            f"access counts were committed meanwhile (cursor expected {expected}, found "
+            f"{found}); nothing was added: read the cursor again"
+        )
+
+
 class RecordTakenError(ConflictError):
     """A restore names a record id the scope holds already; a restore never overwrites."""
 

@@ -26,6 +26,7 @@ from cairn.changes import Change, Vector
 from cairn.chunks import Chunk
 from cairn.errors import InvalidInputError
 from cairn.jobs import JobName, JobRun, JobSwitches
+from cairn.links import Link
 from cairn.memories import MemoryConfig
 from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import (
@@ -746,6 +747,58 @@ class QuarantineList(Protocol):
         ...
 
 
+class LinkStore(Protocol):
+    """Typed links between two records of one scope, kept beside the records (``cairn.links``).
+
+    ``tests/conformance/test_links.py`` pins the contract."""
+
+    def put(self, scope: Scope, link: Link) -> Link:
+        """Store the link unless (scope, from, kind, to) is stored already; returns the stored
+        one (the first, unchanged). ``InvalidInputError`` for a kind outside ``LINK_KINDS``, a
+        link of another scope or onto itself; ``RecordNotFoundError`` unless both ends are
+        live (not erased) records of ``scope``. A refused link changes nothing."""
+        ...
+
+    def links_of(self, scope: Scope, record_id: str) -> tuple[Link, ...]:
+        """Every link from or to the record, by (from, kind, to), at most ``MAX_LINKS_LISTED``."""
+        ...
+
+    def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
+        """Delete every link from or to one of ``record_ids``; returns how many went."""
+        ...
+
+    def erase_scope(self, scope: Scope) -> int:
+        """Delete every link of the scope; returns how many went."""
+        ...
+
+
+class AccessCounts(Protocol):
+    """How many recalls showed each record of a scope, counted from the recall journal up to a
+    cursor (a journal chain sequence) committed with the counts (``cairn.history.access``)."""
+
+    def cursor(self, scope: Scope) -> int:
+        """The journal sequence counted up to; 0 before the first count."""
+        ...
+
+    def counts(self, scope: Scope) -> dict[str, int]:
+        """Every counted record of the scope and its count (records never shown are absent)."""
+        ...
+
+    def add(self, scope: Scope, counts: Mapping[str, int], *, after: int, upto: int) -> None:
+        """Add ``counts`` and move the cursor from ``after`` to ``upto``, in one transaction;
+        ``CountedMeanwhileError`` (nothing added) when the cursor is not ``after``, so a rerun
+        never counts an entry twice. At most ``MAX_COUNTS_PER_ADD`` records."""
+        ...
+
+    def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
+        """Forget the counts of ``record_ids`` (the cursor stays); returns how many went."""
+        ...
+
+    def erase_scope(self, scope: Scope) -> int:
+        """Forget every count and the cursor of the scope; returns how many counts went."""
+        ...
+
+
 class RecordGenerations(Protocol):
     """How a derived index of records knows it is stale: generations the store keeps itself."""
 
@@ -924,6 +977,11 @@ class Stores:
     # Optional capability: a folder of persisted recall index snapshots beside the store, so a
     # fresh process maps a scope's index from disk instead of rebuilding it (SQLite).
     index_snapshots: IndexSnapshotFolder | None = None
+    # Optional capability: links between records, beside them (cairn.links); erasure reaches
+    # them, and ``neighbors`` walks them.
+    links: LinkStore | None = None
+    # Optional capability: access counts from the recall journal (cairn.history.access).
+    access: AccessCounts | None = None
 
     def close(self) -> None:
         if self.owner is not None:

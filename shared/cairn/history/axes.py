@@ -5,9 +5,11 @@
   fact began to hold), turns by their timestamp, chunks whose period overlaps it. ``kinds``
   selects the channels.
 - ``neighbors(record_id)``: the live records one typed edge away, out of the record and into
-  it, over the curated vocabulary only (``LINK_KINDS``); an edge naming something that is not a
-  live record of the scope (a session id, a retired record) is reported unresolved, never
-  followed out of the scope.
+  it, over the curated vocabulary only (``LINK_KINDS``): the records' own edges, and the links
+  kept beside them (``cairn.links``; given ``links``), each labelled with its trust (an edge's
+  is its record's, a link's its own sources'). An edge naming something that is not a live
+  record of the scope (a session id, a retired record) is reported unresolved, never followed
+  out of the scope.
 - ``about_time(question)``: the periods a question names ("in May 2023", "last March", "two
   weeks ago"; ``cairn.recall.temporal``), resolved against the conversation's own time (its
   latest turn, not the wall clock), each read as ``by_period``, merged.
@@ -30,8 +32,9 @@ from typing import Literal
 from cairn.chunks import Chunk
 from cairn.errors import InvalidInputError
 from cairn.history.turns import role_source, session_events
+from cairn.links import LINK_KINDS
 from cairn.models import EdgeKind, Event, RecordVersion, Scope, Trust, derive_trust
-from cairn.ports import MAX_PAGE_SIZE, ChunkStore, EventStore, RecordStore
+from cairn.ports import MAX_PAGE_SIZE, ChunkStore, EventStore, LinkStore, RecordStore
 from cairn.recall.index.heads import HeadIndex
 from cairn.recall.signals import record_date
 from cairn.recall.temporal import query_periods
@@ -39,18 +42,6 @@ from cairn.rollout.index import messages_of
 
 Kind = Literal["records", "turns", "chunks"]
 ALL_KINDS: frozenset[Kind] = frozenset({"records", "turns", "chunks"})
-# DESIGN §4's typed links; `contradicts` is consolidation's bookkeeping, not a link to walk.
-LINK_KINDS = frozenset(
-    {
-        EdgeKind.RELATES_TO,
-        EdgeKind.CAUSED_BY,
-        EdgeKind.SUPERSEDES,
-        EdgeKind.DECIDED_IN,
-        EdgeKind.PART_OF,
-        EdgeKind.OWNED_BY,
-        EdgeKind.DISCUSSED_IN,
-    }
-)
 MAX_RESULTS = 1000
 
 
@@ -153,13 +144,16 @@ def _latest_turn(events: EventStore, scope: Scope) -> datetime | None:
 
 @dataclass(frozen=True, slots=True)
 class Neighbor:
-    """One typed edge of the record: its kind, its direction, and the live record it reaches
-    (``None`` when the target is not a live record of the scope)."""
+    """One typed edge of the record: its kind, its direction, the live record it reaches
+    (``None`` when the target is not a live record of the scope), whether it is a record's own
+    edge or a link beside the records, and its trust (see the module)."""
 
     kind: EdgeKind
     direction: Literal["out", "in"]
     target: str
     record: RecordVersion | None
+    trust: Trust = Trust.UNTRUSTED
+    via: Literal["edge", "link"] = "edge"
 
 
 def neighbors(
@@ -169,10 +163,11 @@ def neighbors(
     *,
     kinds: frozenset[EdgeKind] = LINK_KINDS,
     heads: HeadIndex | None = None,
+    links: LinkStore | None = None,
 ) -> tuple[Neighbor, ...]:
     """The record's typed links of ``kinds`` (a subset of ``LINK_KINDS``): its own edges in
-    order, then the live records whose edges name it, by record id. ``RecordNotFoundError``
-    outside the scope."""
+    order, then the live records whose edges name it, by record id, then the links from or to
+    it in ``links``, by (from, kind, to). ``RecordNotFoundError`` outside the scope."""
     unknown = kinds - LINK_KINDS
     if unknown:
         raise InvalidInputError(
@@ -184,10 +179,25 @@ def neighbors(
     found: list[Neighbor] = []
     for edge in head.edges:
         if edge.kind in kinds:
-            found.append(Neighbor(edge.kind, "out", edge.target, view.by_id.get(edge.target)))
+            target = view.by_id.get(edge.target)
+            found.append(Neighbor(edge.kind, "out", edge.target, target, head.trust))
     for other, kind in view.inbound.get(record_id, ()):
         if kind in kinds and other.record_id != record_id:
-            found.append(Neighbor(kind, "in", other.record_id, other))
+            found.append(Neighbor(kind, "in", other.record_id, other, other.trust))
+    for link in links.links_of(scope, record_id) if links is not None else ():
+        if link.kind in kinds:
+            out = link.from_id == record_id
+            other_id = link.to_id if out else link.from_id
+            found.append(
+                Neighbor(
+                    link.kind,
+                    "out" if out else "in",
+                    other_id,
+                    view.by_id.get(other_id),
+                    link.trust,
+                    "link",
+                )
+            )
     return tuple(found)
 
 

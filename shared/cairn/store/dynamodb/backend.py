@@ -39,6 +39,7 @@ from cairn.store.dynamodb.events import DynamoDBEventStore
 from cairn.store.dynamodb.generations import DynamoDBRecordGenerations
 from cairn.store.dynamodb.jobs import DynamoDBJobLog
 from cairn.store.dynamodb.journal import DynamoDBJournalStore
+from cairn.store.dynamodb.links import DynamoDBAccessCounts, DynamoDBLinkStore
 from cairn.store.dynamodb.quarantine import DynamoDBQuarantineList
 from cairn.store.dynamodb.records import DynamoDBRecordStore
 from cairn.store.dynamodb.rollouts import DynamoDBRolloutStore
@@ -93,6 +94,8 @@ class DynamoDBBackend:
             chunks=chunks,
             jobs=DynamoDBJobLog(self._db, self.items_table),
             quarantine=DynamoDBQuarantineList(self._db, self.items_table),
+            links=DynamoDBLinkStore(self._db, self.items_table),
+            access=DynamoDBAccessCounts(self._db, self.items_table),
             generations=DynamoDBRecordGenerations(self._db, self.items_table),
             index_objects=self.index_objects,
             changes=DynamoDBChangeFeed(self._db, self.items_table),

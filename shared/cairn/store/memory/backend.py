@@ -65,6 +65,7 @@ from cairn.store.memory.append_keys import AppendKeys
 from cairn.store.memory.changes import InMemoryChangeFeed
 from cairn.store.memory.chunks import InMemoryChunkStore, chunk_rows
 from cairn.store.memory.jobs import InMemoryJobLog
+from cairn.store.memory.links import InMemoryAccessCounts, InMemoryLinkStore
 from cairn.store.memory.quarantine import InMemoryQuarantineList
 from cairn.store.memory.rollouts import InMemoryRolloutStore, RolloutRows
 from cairn.versioning import lineage, plan_writes, tombstone, touched_ids
@@ -90,6 +91,8 @@ class InMemoryBackend:
         self.chunk_store = InMemoryChunkStore(self.lock, self.chunk_rows)
         self.job_log = InMemoryJobLog(self.lock)
         self.quarantine = InMemoryQuarantineList(self.lock)
+        self.link_store = InMemoryLinkStore(self.lock, self._head_status)
+        self.access_counts = InMemoryAccessCounts(self.lock)
         self.record_generations: dict[Scope, int] = defaultdict(int)
         self.record_epoch = 0
         self.change_log = InMemoryChangeFeed(self.lock)
@@ -128,7 +131,13 @@ class InMemoryBackend:
             quarantine=self.quarantine,
             generations=self._generations,
             changes=self.change_log,
+            links=self.link_store,
+            access=self.access_counts,
         )
+
+    def _head_status(self, scope: Scope, record_id: str) -> Status | None:
+        versions = self.versions.get(scope, {}).get(record_id)
+        return versions[-1].status if versions else None
 
     def close(self) -> None:
         """Nothing to release; present so every backend closes the same way."""

@@ -48,6 +48,7 @@ from cairn.store.sqlite.generations import SQLiteRecordGenerations
 from cairn.store.sqlite.inventory import ScopeCounts, count_scopes, erased_record_ids
 from cairn.store.sqlite.jobs import SQLiteJobLog
 from cairn.store.sqlite.journal import SQLiteJournalStore
+from cairn.store.sqlite.links import SQLiteAccessCounts, SQLiteLinkStore
 from cairn.store.sqlite.quarantine import SQLiteQuarantineList
 from cairn.store.sqlite.records import SQLiteRecordStore
 from cairn.store.sqlite.rollouts import SQLiteRolloutStore
@@ -108,6 +109,8 @@ class SQLiteBackend:
             generations=self._generations,
             changes=SQLiteChangeFeed(self._db),
             index_snapshots=self.snapshots,
+            links=SQLiteLinkStore(self._db),
+            access=SQLiteAccessCounts(self._db),
         )
 
     def inventory(self, memory_id: str | None = None) -> list[ScopeCounts]:
