@@ -1,7 +1,8 @@
 """Background jobs: which exist, their per-memory switches, and the run log each keeps.
 
 A job is work that runs beside the conversation, not inside a request: the history rollup
-today (``cairn.history.job``). Each memory switches each job on or off (``JobSwitches``; a job
+(``cairn.history.job``), link generation (``cairn.history.linking``) and access
+counting (``cairn.history.access``). Each memory switches each job on or off (``JobSwitches``; a job
 not named takes its default), and every run, whether it did anything or not, leaves one
 ``JobRun`` in the log: what ran, when, over how many actors, what it changed and, when it did
 nothing or stopped early, why. A run log holds counts and reasons, never memory content.
@@ -20,13 +21,23 @@ from cairn.models import Frozen, Label, MemoryId, UtcDatetime
 
 class JobName(StrEnum):
     ROLLUP = "rollup"
+    LINK = "link"
+    ACCESS = "access"
 
 
 # What each job does, and whether a memory runs it unless switched.
-JOB_DEFAULTS: dict[JobName, bool] = {JobName.ROLLUP: True}
+JOB_DEFAULTS: dict[JobName, bool] = {
+    JobName.ROLLUP: True,
+    JobName.LINK: True,
+    JobName.ACCESS: True,
+}
 JOB_SUMMARIES: dict[JobName, str] = {
     JobName.ROLLUP: "summarise complete batches of ten turns (and of ten chunks) into the "
     "history pyramid, through the model",
+    JobName.LINK: "propose typed links (from the vocabulary) between nearby records, through "
+    "the model; kept beside the records, untrusted, never changing them",
+    JobName.ACCESS: "count how many recalls showed each record, from the recall journal since "
+    "the last count (recall itself stays a read)",
 }
 MAX_REASONS = 20
 Reason = Annotated[str, Field(min_length=1, max_length=300)]

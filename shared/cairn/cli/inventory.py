@@ -5,7 +5,9 @@
 - ``cairn ls records``: the actor's records (heads), filtered by ``--namespace``,
   ``--category`` and ``--status`` (``active`` by default, ``all`` for every status);
 - ``cairn stats``: per memory and actor (only ``--actor``'s if given), records by status,
-  versions, events, sessions and journal entries, and the size of the file.
+  versions, events, sessions, journal entries, links and the record showings counted by the
+  access job, and the size of the file. ``cairn ls records`` shows each record's access count
+  (how many recalls showed it, as counted by ``cairn jobs run access``).
 
 None of them writes: no journal entry, no migration of an unknown file.
 """
@@ -75,7 +77,8 @@ def _records_line(counts: ScopeCounts) -> str:
     return (
         f"{by_status or 'no'} record(s) ({counts.versions} version(s)); {counts.events} "
         f"event(s) in {counts.sessions} session(s); {counts.journal_entries} journal entr"
-        f"{'y' if counts.journal_entries == 1 else 'ies'}"
+        f"{'y' if counts.journal_entries == 1 else 'ies'}; {counts.links} link(s); "
+        f"{counts.access_counted} recall showing(s) counted"
     )
 
 
@@ -88,6 +91,8 @@ def _counts_json(counts: ScopeCounts) -> dict[str, Any]:
         "events": counts.events,
         "sessions": counts.sessions,
         "journal_entries": counts.journal_entries,
+        "links": counts.links,
+        "access_counted": counts.access_counted,
     }
 
 
@@ -130,12 +135,14 @@ def _ls_records(args: argparse.Namespace, backend: SQLiteBackend) -> int:
             heads = [head for head in heads if head.status.value == args.status]
     if args.category is not None:
         heads = [head for head in heads if head.category == args.category]
+    shown = stores.access.counts(scope) if stores.access is not None else {}
     if args.json:
-        print(json.dumps({"records": [version_json(h) for h in heads]}, ensure_ascii=False))
+        listed = [{**version_json(h), "access_count": shown.get(h.record_id, 0)} for h in heads]
+        print(json.dumps({"records": listed}, ensure_ascii=False))
         return 0
     print(f"{len(heads)} record(s), {args.status}")
     for head in heads:
-        print(f"{record_line(head)}  ({head.status.value})")
+        print(f"{record_line(head)}  ({head.status.value}, shown {shown.get(head.record_id, 0)}×)")
     return 0
 
 

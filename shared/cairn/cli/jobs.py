@@ -1,8 +1,9 @@
 """``cairn jobs``: the background jobs of a memory, their switches and their last runs.
 
     cairn jobs [--memory M]                      list every job: on/off, what it does, last run
-    cairn jobs run rollup [--memory M]           run it now on the embedded store (offline model)
-    cairn jobs enable|disable rollup [--memory M]
+    cairn jobs run rollup|link|access [--memory M]   run one now on the embedded store
+                                                     (offline model; link: the ONNX embedder)
+    cairn jobs enable|disable rollup|link|access [--memory M]
 
 A run prints its log entry: counts and reasons, never memory content.
 """
@@ -19,13 +20,13 @@ from cairn.cli.errors import UsageError
 from cairn.clock import SystemClock
 
 if TYPE_CHECKING:
-    from cairn.jobs import JobRun
-    from cairn.ports import JobLog
+    from cairn.jobs import JobName, JobRun
+    from cairn.ports import JobLog, Stores
 
 RUNS_SHOWN = 3
 # cairn.jobs.JobName's values, copied so `cairn --help` loads no pydantic
 # (tests/unit/test_cli_startup.py checks the copy).
-JOB_NAMES = ("rollup",)
+JOB_NAMES = ("rollup", "link", "access")
 
 
 def add_jobs_command(commands: argparse._SubParsersAction[CliParser], store_help: str) -> None:
@@ -58,10 +59,7 @@ def jobs(args: argparse.Namespace) -> int:
         if log is None:  # unreachable for the embedded store, which keeps one
             raise UsageError("this store keeps no job log")
         if args.action == "run":
-            from cairn.history.job import run_rollup_job
-            from cairn.local import offline_model
-
-            print(_run_line(run_rollup_job(stores, offline_model(), memory_id, clock=clock)))
+            print(_run_line(_run(JobName(args.job), stores, memory_id, clock)))
         elif args.action in {"enable", "disable"}:
             job = JobName(args.job)
             log.set_switches(log.switches(memory_id).switched(job, args.action == "enable"))
@@ -71,6 +69,26 @@ def jobs(args: argparse.Namespace) -> int:
     finally:
         stores.close()
     return 0
+
+
+def _run(job: JobName, stores: Stores, memory_id: str, clock: SystemClock) -> JobRun:
+    from cairn.jobs import JobName
+
+    if job is JobName.ACCESS:
+        from cairn.history.access import run_access_job
+
+        return run_access_job(stores, memory_id, clock=clock)
+    from cairn.local import offline_model
+
+    if job is JobName.LINK:
+        from cairn.embed.onnx import OnnxEmbedder
+        from cairn.history.linking import run_link_job
+
+        embedder = OnnxEmbedder().identity
+        return run_link_job(stores, offline_model(), memory_id, embedder=embedder, clock=clock)
+    from cairn.history.job import run_rollup_job
+
+    return run_rollup_job(stores, offline_model(), memory_id, clock=clock)
 
 
 def _list(log: JobLog, memory_id: str) -> None:

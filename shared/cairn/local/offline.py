@@ -4,8 +4,9 @@
 model is configured: ``cairn.llm.heuristic.HeuristicModel`` with extraction's and formation's
 responders (``cairn.extract.offline_rules``), the episodic strategy's
 (``cairn.extract.offline_episodes``), consolidation's
-(``cairn.consolidate.offline_rules``) and the history rollup's
-(``cairn.history.offline_rules``). No model, no download, no network.
+(``cairn.consolidate.offline_rules``), the history rollup's
+(``cairn.history.offline_rules``) and link generation's (``cairn.history.link_prompts``:
+same-entity ``relates_to`` only). No model, no download, no network.
 """
 
 from __future__ import annotations
@@ -13,18 +14,20 @@ from __future__ import annotations
 from cairn.consolidate.offline_rules import CONSOLIDATION_RESPONDERS
 from cairn.extract.offline_episodes import EPISODIC_RESPONDERS
 from cairn.extract.offline_rules import EXTRACTION_RESPONDERS
+from cairn.history.link_prompts import LINK_RESPONDERS
 from cairn.history.offline_rules import ROLLUP_RESPONDERS
 from cairn.llm.heuristic import HeuristicModel
 
 
 def offline_model() -> HeuristicModel:
-    """The offline heuristic provider answering extraction, formation, consolidation and the
-    history rollup."""
+    """The offline heuristic provider answering extraction, formation, consolidation, the
+    history rollup and link generation."""
     return HeuristicModel(
         {
             **EXTRACTION_RESPONDERS,
             **EPISODIC_RESPONDERS,
             **CONSOLIDATION_RESPONDERS,
             **ROLLUP_RESPONDERS,
+            **LINK_RESPONDERS,
         }
     )

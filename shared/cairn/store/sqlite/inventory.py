@@ -26,6 +26,9 @@ class ScopeCounts:
     events: int = 0
     sessions: int = 0
     journal_entries: int = 0
+    links: int = 0
+    # Record showings counted from the journal so far (cairn.history.access).
+    access_counted: int = 0
 
 
 def _known(conn: sqlite3.Connection, memory_id: str | None) -> list[tuple[str, str]]:
@@ -51,6 +54,8 @@ _PER_SCOPE = {
     "events": "SELECT memory_id, actor_id, COUNT(*) FROM events",
     "sessions": "SELECT memory_id, actor_id, COUNT(DISTINCT session_id) FROM events",
     "journal_entries": "SELECT memory_id, actor_id, COUNT(*) FROM journal",
+    "links": "SELECT memory_id, actor_id, COUNT(*) FROM links",
+    "access_counted": "SELECT memory_id, actor_id, SUM(count) FROM access_counts",
 }
 
 
@@ -81,6 +86,8 @@ def count_scopes(db: SQLiteDatabase, memory_id: str | None = None) -> list[Scope
             events=totals["events"].get(scope, 0),
             sessions=totals["sessions"].get(scope, 0),
             journal_entries=totals["journal_entries"].get(scope, 0),
+            links=totals["links"].get(scope, 0),
+            access_counted=totals["access_counted"].get(scope, 0),
         )
         for scope in scopes
     ]

@@ -1,0 +1,134 @@
+"""The link job on every backend: nearby records linked through the model, untrusted, bounded,
+switchable, logged (``cairn.history.linking``)."""
+
+from __future__ import annotations
+
+import json
+
+from cairn.changes import Create, NewRecord
+from cairn.clock import FixedClock
+from cairn.history.linking import run_link_job
+from cairn.jobs import JobName, JobSwitches
+from cairn.local import offline_model
+from cairn.model_request import ModelRequest
+from cairn.models import EdgeKind, RecordVersion, SourceKind, Trust
+from cairn.ports import Stores
+from cairn.testing import ScriptedModel
+from tests.conformance.samples import EMBEDDER, FACTS, SCOPE, USER, vector
+
+
+def remember(
+    stores: Stores, content: str, values: tuple[float, ...], entities: tuple[str, ...]
+) -> RecordVersion:
+    record = NewRecord(
+        namespace=FACTS,
+        content=content,
+        sources=(USER,),
+        vector=vector(*values),
+        entities=entities,
+    )
+    (written,) = stores.records.apply(SCOPE, [Create(record=record)])
+    return written
+
+
+def three(stores: Stores) -> tuple[RecordVersion, RecordVersion, RecordVersion]:
+    bees = remember(stores, "I keep bees", (1.0, 0.0, 0.0, 0.0), ("bees",))
+    hive = remember(stores, "The hive is by the fence", (0.9, 0.2, 0.0, 0.0), ("Bees", "hive"))
+    car = remember(stores, "My car is red", (0.0, 0.0, 1.0, 0.0), ("car",))
+    return bees, hive, car
+
+
+def answer(*links: dict[str, object]):  # type: ignore[no-untyped-def]
+    def reply(request: ModelRequest) -> str:
+        return json.dumps({"links": list(links)})
+
+    return reply
+
+
+def test_the_model_links_nearby_records_untrusted_and_the_records_stay(
+    stores: Stores, clock: FixedClock
+) -> None:
+    bees, hive, car = three(stores)
+    model = ScriptedModel([answer({"pair": 1, "kind": "caused_by"}, {"pair": 1, "kind": "x"})])
+
+    run = run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert stores.links is not None
+    (link,) = stores.links.links_of(SCOPE, bees.record_id)
+    first, second = sorted([bees.record_id, hive.record_id])  # a pair's A: the lower id
+    assert (link.from_id, link.kind, link.to_id) == (first, EdgeKind.CAUSED_BY, second)
+    assert link.trust is Trust.UNTRUSTED
+    assert [s.kind for s in link.sources] == [SourceKind.MODEL]
+    assert link.sources[0].run_id == run.run_id
+    assert stores.links.links_of(SCOPE, car.record_id) == ()  # not nearby: never asked
+    document = json.loads(model.requests[0].messages[0].text)
+    assert len(document["pairs"]) == 1  # only the near pair
+    for record in (bees, hive, car):
+        assert stores.records.get(SCOPE, record.record_id) == record
+    assert (run.outcome, run.actors, run.changed) == ("partial", 1, 1)
+    assert run.reasons == ("1× proposal(s) dropped: a kind outside the vocabulary or no such pair",)
+    assert stores.jobs is not None
+    assert stores.jobs.runs("m1", JobName.LINK) == (run,)
+
+
+def test_a_second_run_asks_nothing_about_pairs_already_linked(
+    stores: Stores, clock: FixedClock
+) -> None:
+    three(stores)
+    run_link_job(
+        stores,
+        ScriptedModel([answer({"pair": 1, "kind": "relates_to"})]),
+        "m1",
+        embedder=EMBEDDER,
+        clock=clock,
+    )
+
+    model = ScriptedModel()
+    again = run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert model.requests == []
+    assert (again.outcome, again.changed) == ("done", 0)
+
+
+def test_the_offline_heuristic_links_only_what_a_shared_entity_justifies(
+    stores: Stores, clock: FixedClock
+) -> None:
+    bees, hive, _ = three(stores)
+    other = remember(stores, "The hive paint is blue", (0.95, 0.1, 0.0, 0.0), ("paint",))
+
+    run = run_link_job(stores, offline_model(), "m1", embedder=EMBEDDER, clock=clock)
+
+    assert stores.links is not None
+    (link,) = stores.links.links_of(SCOPE, bees.record_id)
+    assert link.kind is EdgeKind.RELATES_TO
+    assert {link.from_id, link.to_id} == {bees.record_id, hive.record_id}
+    assert stores.links.links_of(SCOPE, other.record_id) == ()  # near, but nothing shared
+    assert run.changed == 1
+
+
+def test_a_run_is_bounded_in_links(stores: Stores, clock: FixedClock) -> None:
+    three(stores)
+    remember(stores, "Bees like clover", (0.97, 0.05, 0.0, 0.0), ("bees",))
+
+    run = run_link_job(stores, offline_model(), "m1", embedder=EMBEDDER, clock=clock, max_links=1)
+
+    assert run.changed == 1
+    assert run.outcome == "partial"
+    assert any("the run's bound was reached" in reason for reason in run.reasons)
+
+
+def test_a_memory_that_switched_linking_off_is_skipped_and_says_why(
+    stores: Stores, clock: FixedClock
+) -> None:
+    bees, _, _ = three(stores)
+    assert stores.jobs is not None
+    stores.jobs.set_switches(JobSwitches(memory_id="m1").switched(JobName.LINK, False))
+    model = ScriptedModel()
+
+    run = run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert (run.outcome, run.reasons) == ("skipped", ("link is switched off for this memory",))
+    assert model.requests == []
+    assert stores.links is not None
+    assert stores.links.links_of(SCOPE, bees.record_id) == ()
+    assert stores.jobs.runs("m1", JobName.LINK) == (run,)
