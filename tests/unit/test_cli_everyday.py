@@ -136,3 +136,27 @@ def test_ls_and_stats_show_what_the_store_holds_and_write_nothing(tmp_path: Path
     needs_actor = _cairn(store, "ls", "records", actor=None)
     assert needs_actor.returncode == 2
     assert "pass --actor" in needs_actor.stderr
+
+
+def test_access_counts_come_from_recalls_through_the_job_and_show_in_ls(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    (bees,) = RECORD_ID.findall(_ok(_cairn(store, "remember", "Alice keeps bees")))
+    _ok(_cairn(store, "remember", "Alice drives a red car"))
+    _ok(_cairn(store, "recall", "bees"))
+    _ok(_cairn(store, "recall", "who keeps bees"))
+
+    before = json.loads(_ok(_cairn(store, "ls", "records", "--json")))
+    counted = _ok(_cairn(store, "jobs", "run", "access", actor=None))
+    recounted = _ok(_cairn(store, "jobs", "run", "access", actor=None))
+    after = json.loads(_ok(_cairn(store, "ls", "records", "--json")))
+    linked = _ok(_cairn(store, "jobs", "run", "link", actor=None))
+
+    assert {r["access_count"] for r in before["records"]} == {0}  # recall wrote nothing
+    shown = {r["record_id"]: r["access_count"] for r in after["records"]}
+    assert shown[bees] == 2
+    assert "access done: 1 actor(s)" in counted
+    assert "access done: 1 actor(s), 0 change(s)" in recounted  # never counted twice
+    assert "shown 2×" in _ok(_cairn(store, "ls", "records"))
+    assert "link done: 1 actor(s)" in linked
+    stats = json.loads(_ok(_cairn(store, "stats", "--json", actor=None)))
+    assert stats["scopes"][0]["access_counted"] >= 2

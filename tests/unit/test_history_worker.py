@@ -88,3 +88,64 @@ def test_the_embedded_system_rolls_a_conversation_up_before_it_closes(tmp_path: 
             (1, 10),
             (11, 20),
         ]
+
+
+def test_after_a_pass_the_worker_runs_the_scheduled_jobs_once_per_interval() -> None:
+    from cairn.changes import Create, NewRecord, Vector
+    from cairn.models import EmbedderId, JournalEntry, SelectedEntry, Source, SourceKind
+
+    clock = FixedClock(T0)
+    stores = InMemoryBackend(clock).stores()
+    space = EmbedderId(model_id="worker-test", dims=2)
+    written = [
+        stores.records.apply(
+            SCOPE,
+            [
+                Create(
+                    record=NewRecord(
+                        namespace="/facts/tg:7/",
+                        content=text,
+                        sources=(Source(kind=SourceKind.USER),),
+                        entities=("hive",),
+                        vector=Vector(embedder=space, values=(1.0, shift)),
+                    )
+                )
+            ],
+        )[0]
+        for text, shift in (("The hive is in the orchard", 0.0), ("The hive has bees", 0.1))
+    ]
+    stores.journal.put(
+        JournalEntry(
+            journal_id="jr-1",
+            memory_id=SCOPE.memory_id,
+            actor_id=SCOPE.actor_id,
+            created_at=T0,
+            query="hive",
+            selected=(
+                SelectedEntry(
+                    record_id=written[0].record_id,
+                    version=1,
+                    content_digest=written[0].content_digest,
+                    score=0.9,
+                ),
+            ),
+            block_digest="0" * 64,
+        )
+    )
+    for i in range(10):
+        stores.events.append(SCOPE, turn(i))
+    worker = RollupWorker(stores, offline_model(), clock=clock, embedder=space)
+    worker.start()
+
+    worker.request(SCOPE, "s1")
+    worker.drain()
+    worker.request(SCOPE, "s1")  # within the interval: the jobs do not run again
+    worker.stop()
+
+    assert stores.access is not None
+    assert stores.links is not None
+    assert stores.jobs is not None
+    assert stores.access.counts(SCOPE) == {written[0].record_id: 1}
+    assert len(stores.links.links_of(SCOPE, written[0].record_id)) == 1
+    assert len(stores.jobs.runs("default", JobName.ACCESS)) == 1
+    assert len(stores.jobs.runs("default", JobName.LINK)) == 1

@@ -6,7 +6,10 @@ thread of their own, so an agent's append never waits for a model; a request for
 whose pass is queued or running is folded into one more pass after it, so turns that arrived
 meanwhile are never left waiting for the next trigger. A memory that switched the rollup off
 (``cairn.jobs.JobSwitches``) is not rolled up; every pass that runs is logged as a ``JobRun``.
-``drain`` waits for what is queued; ``stop`` drains and ends the thread. Before ``start`` (and
+After a pass, the same thread runs the scheduled jobs over the pass's memory (access counting
+and link generation, ``cairn.history.scheduled``; each honouring its switch and logging its
+run), at most once per ``jobs_every`` per memory. ``drain`` waits for what is queued; ``stop``
+drains and ends the thread. Before ``start`` (and
 after ``stop``) a request is dropped, never an error: an agent's append must not fail for it.
 """
 
@@ -16,10 +19,12 @@ import logging
 import secrets
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime, timedelta
 
 from cairn.history.rollup import roll_up_session
+from cairn.history.scheduled import SCHEDULED_EVERY, run_scheduled_jobs
 from cairn.jobs import JobName, JobRun, job_run_id
-from cairn.models import Scope
+from cairn.models import EmbedderId, Scope
 from cairn.ports import Clock, ModelProvider, Stores
 
 log = logging.getLogger(__name__)
@@ -30,12 +35,23 @@ Key = tuple[Scope, str]
 class RollupWorker:
     """Background rollup passes over ``stores`` (which must keep chunks), one at a time."""
 
-    def __init__(self, stores: Stores, model: ModelProvider, *, clock: Clock) -> None:
+    def __init__(
+        self,
+        stores: Stores,
+        model: ModelProvider,
+        *,
+        clock: Clock,
+        embedder: EmbedderId | None = None,
+        jobs_every: timedelta | None = SCHEDULED_EVERY,
+    ) -> None:
         if stores.chunks is None:
             raise ValueError("a rollup worker needs stores that keep the history pyramid")
         self._stores = stores
         self._model = model
         self._clock = clock
+        self._embedder = embedder
+        self._jobs_every = jobs_every
+        self._jobs_ran: dict[str, datetime] = {}
         self._lock = threading.Lock()
         self._queued: dict[Key, bool] = {}  # key -> whether one more pass was asked for
         self._futures: list[Future[None]] = []
@@ -86,8 +102,22 @@ class RollupWorker:
             with self._lock:
                 if not self._queued.get(key):
                     del self._queued[key]
-                    return
+                    break
                 self._queued[key] = False  # asked for again meanwhile: one more pass
+        self._scheduled(key[0].memory_id)
+
+    def _scheduled(self, memory_id: str) -> None:
+        now = self._clock.now()
+        last = self._jobs_ran.get(memory_id)
+        if self._jobs_every is None or (last is not None and now - last < self._jobs_every):
+            return
+        self._jobs_ran[memory_id] = now
+        try:
+            run_scheduled_jobs(
+                self._stores, self._model, memory_id, embedder=self._embedder, clock=self._clock
+            )
+        except Exception as exc:  # a store failure: the next pass after jobs_every retries
+            log.warning("cairn: the scheduled jobs failed (%s)", type(exc).__name__)
 
     def _pass(self, key: Key) -> None:
         scope, session_id = key

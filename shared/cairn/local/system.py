@@ -16,7 +16,9 @@ background.
 
 The history rollup runs beside them too (``cairn.history.worker``): whenever an extraction
 trigger fires for a session, the ``history`` worker rolls up the session's complete batches of
-turns into the pyramid, in its own thread, unless the memory switched the rollup off.
+turns into the pyramid, in its own thread, unless the memory switched the rollup off; after
+a pass it runs the scheduled jobs (access counting, link generation) over the memory, at most
+once per `cairn.history.scheduled.SCHEDULED_EVERY`.
 
 The consumer and the consolidator are wired by the features' own builders
 (``cairn.extract.delivery.build_consumer``, ``cairn.consolidate.commit.build_consolidator``),
@@ -177,7 +179,14 @@ def wire_embedded(
         consumer=consumer,
         consolidation=consolidation,
         evidence=EvidenceStager(rollouts, staging, notifier, clock),
-        history=RollupWorker(stores, model, clock=clock) if stores.chunks is not None else None,
+        history=RollupWorker(
+            stores,
+            model,
+            clock=clock,
+            embedder=embedder.identity if embedder is not None else None,
+        )
+        if stores.chunks is not None
+        else None,
     )
 
 

@@ -1,0 +1,49 @@
+"""The background jobs that run on a schedule, over one memory or every configured memory.
+
+``run_scheduled_jobs(stores, model, memory_id, embedder=..., clock=...)`` runs access counting
+then link generation over the memory (each honours its own switch and logs its own run); the
+embedded history worker calls it for a memory at most once per ``SCHEDULED_EVERY`` after a
+rollup pass, and the scheduled jobs Lambda (``functions/jobs``) for every memory the store
+configures (``memory_ids``), every ``SCHEDULED_EVERY``. Access first: the link job reads the
+same records, and counting is cheap.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from cairn.history.access import run_access_job
+from cairn.history.linking import run_link_job
+from cairn.jobs import JobRun
+from cairn.models import EmbedderId
+from cairn.ports import MAX_PAGE_SIZE, Clock, ModelProvider, Stores
+
+SCHEDULED_EVERY = timedelta(minutes=15)
+
+
+def run_scheduled_jobs(
+    stores: Stores,
+    model: ModelProvider,
+    memory_id: str,
+    *,
+    embedder: EmbedderId | None,
+    clock: Clock,
+) -> tuple[JobRun, ...]:
+    """Access counting, then link generation, over ``memory_id``; their two runs."""
+    counted = run_access_job(stores, memory_id, clock=clock)
+    linked = run_link_job(stores, model, memory_id, embedder=embedder, clock=clock)
+    return (counted, linked)
+
+
+def memory_ids(stores: Stores) -> list[str]:
+    """Every memory the stores configure, by id (none without a memory config store)."""
+    if stores.memories is None:
+        return []
+    found: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = stores.memories.list_memories(limit=MAX_PAGE_SIZE, cursor=cursor)
+        found += [memory.memory_id for memory in page.items]
+        if page.next_cursor is None:
+            return found
+        cursor = page.next_cursor
