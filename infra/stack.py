@@ -29,6 +29,7 @@ from infra.components.extraction import (
     bedrock_invoke_statement,
 )
 from infra.components.fanout import RolloutFanout
+from infra.components.jobs import BackgroundJobs
 from infra.components.lambda_code import ASSET_ROOT, LambdaCode
 from infra.components.lambda_defaults import LambdaDefaults
 from infra.components.model_provider import bedrock_models, invoke_statements, model_environment
@@ -104,6 +105,8 @@ class CairnStack(Stack):
             environment=principals_environment(settings.principals_file),
         )
         self._grant_api()
+        self.jobs = BackgroundJobs(self, "Jobs", lambdas=self.lambdas)
+        self._grant_jobs()
         self.telegram = self._telegram() if settings.telegram else None
         self.streaming = self._stream_delivery(settings.record_stream_arn)
         self.alarms = self._alarms(settings.alarm_email) if settings.alarm_email else None
@@ -181,6 +184,33 @@ class CairnStack(Stack):
             allow("sqs:SendMessage", resources=[self.extraction.sweep_failures.queue_arn])
         )
         self._allow_arming(sweep, target=None)
+
+    def _grant_jobs(self) -> None:
+        """Least privilege for the scheduled jobs (docs/history.md, "Background jobs").
+
+        They list the memories and their actors, read the recall journal and the live heads
+        with their vectors, write links (a Put with a ConditionCheck on both heads), add access
+        counts with their cursor (Update), record their runs (Put), all in the items table; and
+        call the extraction model to propose links. No events, payloads, topic or embedding
+        calls (a link's neighbours are found among vectors already stored).
+        """
+        function, items = self.jobs.function, self.tables.items
+        models = bedrock_models(self.settings)
+        for statement in (
+            allow(
+                "dynamodb:GetItem",
+                "dynamodb:BatchGetItem",
+                "dynamodb:Query",
+                "dynamodb:PutItem",
+                "dynamodb:UpdateItem",
+                "dynamodb:ConditionCheckItem",
+                resources=[items.table_arn],
+            ),
+            *([table_key_statement(self.key)] if self.key is not None else []),
+            *invoke_statements(models),
+        ):
+            function.add_to_role_policy(statement)
+        acknowledge_profile_regions(function, models)
 
     def _allow_arming(
         self, function: lambda_.Function, *, target: lambda_.IFunction | None
@@ -436,6 +466,7 @@ class CairnStack(Stack):
             "Extract": self.extraction.extraction,
             "Sweep": self.extraction.sweep,
             "Consolidate": self.consolidation.function,
+            "Jobs": self.jobs.function,
         }
         if self.telegram is not None:
             functions["TelegramWebhook"] = self.telegram.function
@@ -471,6 +502,15 @@ class CairnStack(Stack):
                 "stream records wait in the DeliveryFailures queue, kept 14 days); the scope's "
                 "next change delivers what is due, or read the StreamDelivery log group",
             )
+        alarms.add(
+            "JobFailures",
+            metric=self.jobs.failures.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(5), statistic="Maximum"
+            ),
+            meaning="Jobs: a scheduled run of the background jobs failed (the event waits in "
+            "the JobFailures queue, kept 14 days); the next run continues where the cursors "
+            "left off: read the Jobs log group and each memory's run log (`cairn jobs`)",
+        )
         return alarms
 
 

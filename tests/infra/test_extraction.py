@@ -124,11 +124,18 @@ def test_max_concurrency_caps_both_event_source_mappings(synthesized: Synthesize
         assert mapping["ScalingConfig"] == {"MaximumConcurrency": VARIANT["max_concurrency"]}
 
 
+def _sweep_rules(template: dict[str, Any]) -> list[dict[str, Any]]:
+    """The EventBridge rules in the extraction component (the jobs have their own)."""
+    return [
+        r["Properties"]
+        for lid, r in template["Resources"].items()
+        if r["Type"] == "AWS::Events::Rule" and lid.startswith("Extraction")
+    ]
+
+
 def test_the_only_standing_schedule_is_the_hourly_safety_sweep(default: dict[str, Any]) -> None:
     sweep, _ = _function(default, "ExtractionSweep")
-    (rule,) = (
-        r["Properties"] for r in default["Resources"].values() if r["Type"] == "AWS::Events::Rule"
-    )
+    (rule,) = _sweep_rules(default)
 
     assert rule["ScheduleExpression"] == "rate(1 hour)"
     assert rule["Targets"][0]["Arn"] == {"Fn::GetAtt": [sweep, "Arn"]}
@@ -141,13 +148,12 @@ def test_a_failing_sweep_is_retried_by_eventbridge_and_kept_in_its_failure_queue
 ) -> None:
     sweep, function = _function(default, "ExtractionSweep")
     failures = _logical_id(default, "AWS::SQS::Queue", "ExtractionSweepFailures")
-    (rule,) = (
-        r["Properties"] for r in default["Resources"].values() if r["Type"] == "AWS::Events::Rule"
-    )
+    (rule,) = _sweep_rules(default)
     (invoke_config,) = (
         r["Properties"]
         for r in default["Resources"].values()
         if r["Type"] == "AWS::Lambda::EventInvokeConfig"
+        and r["Properties"]["FunctionName"] == {"Ref": sweep}
     )
 
     (target,) = rule["Targets"]

@@ -19,7 +19,7 @@ from tests.infra.conftest import (
 pytestmark = [pytest.mark.infra, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-FUNCTIONS = ("api", "consolidation", "extraction", "sweep")
+FUNCTIONS = ("api", "consolidation", "extraction", "jobs", "sweep")
 
 
 def resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -178,11 +178,12 @@ def test_every_failure_an_operator_must_see_has_an_alarm_with_its_meaning(
         assert len(alarm["AlarmDescription"]) > 40  # says what it means and what to do
 
     assert by_metric == {
-        "Errors": 4,  # api, extraction, sweep, consolidation
-        "Throttles": 4,
+        "Errors": 5,  # api, extraction, sweep, consolidation, jobs
+        "Throttles": 5,
         "5xx": 1,
         "ApproximateAgeOfOldestMessage": 2,
-        "ApproximateNumberOfMessagesVisible": 3,  # two dead-letter queues, sweep failures
+        # two dead-letter queues, the sweep's failures, the jobs' failures
+        "ApproximateNumberOfMessagesVisible": 4,
     }
     ages = [a for a in alarms.values() if a["MetricName"] == "ApproximateAgeOfOldestMessage"]
     queues = resources(variant, "AWS::SQS::Queue")
