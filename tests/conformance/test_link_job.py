@@ -132,3 +132,15 @@ def test_a_memory_that_switched_linking_off_is_skipped_and_says_why(
     assert stores.links is not None
     assert stores.links.links_of(SCOPE, bees.record_id) == ()
     assert stores.jobs.runs("m1", JobName.LINK) == (run,)
+
+
+def test_a_kind_outside_the_vocabulary_is_never_stored(stores: Stores, clock: FixedClock) -> None:
+    bees, _, _ = three(stores)
+    model = ScriptedModel([answer({"pair": 1, "kind": "contradicts"})])
+
+    run = run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert stores.links is not None
+    assert stores.links.links_of(SCOPE, bees.record_id) == ()
+    assert (run.outcome, run.changed) == ("partial", 0)
+    assert run.reasons == ("1× proposal(s) dropped: a kind outside the vocabulary or no such pair",)
