@@ -95,12 +95,16 @@ def nearby(rows: list[IndexRow], floor: float) -> list[tuple[IndexRow, IndexRow,
     found: dict[tuple[int, int], float] = {}
     for start in range(0, len(with_vectors), _BLOCK):
         sims = matrix[start : start + _BLOCK] @ matrix.T
-        for offset, row in enumerate(sims):
+        block = np.arange(len(sims))
+        sims[block, start + block] = -2.0  # never a record's own neighbour
+        k = min(NEIGHBOURS, len(with_vectors) - 1)
+        nearest = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # the k best, unordered
+        for offset, row in enumerate(nearest):
             i = start + offset
-            row[i] = -1.0
-            for j in np.argsort(-row)[:NEIGHBOURS]:
-                if row[j] >= floor:
-                    found.setdefault((min(i, int(j)), max(i, int(j))), float(row[j]))
+            for j in row:
+                cos = float(sims[offset, j])
+                if cos >= floor:
+                    found.setdefault((min(i, int(j)), max(i, int(j))), cos)
     ordered = sorted(found.items(), key=lambda item: (-item[1], item[0]))
     return [(with_vectors[i], with_vectors[j], cos) for (i, j), cos in ordered]
 
