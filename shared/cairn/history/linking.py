@@ -31,7 +31,7 @@ from cairn.jobs import JobName, JobRun
 from cairn.links import Link
 from cairn.models import EmbedderId, Scope, Source, SourceKind
 from cairn.ports import Clock, IndexRow, ModelProvider, Stores
-from cairn.recall.index.embedded import bulk_reads, read_rows
+from cairn.recall.index.rows import bulk_reads, read_rows
 
 DEFAULT_MAX_CALLS = 8
 DEFAULT_MAX_LINKS = 50
