@@ -834,6 +834,11 @@ def stored_threads(sources: list[dict[str, Any]], edges: list[dict[str, Any]]) -
 
 
 RowLoader = Callable[[], RecordVersion]
+# How far a long build has come, for a caller that shows it (the CLI's bar on a terminal):
+# called with (steps done, steps in all) as the work goes, at least every ``PROGRESS_EVERY``
+# steps, and last with the two equal. Counts only, never content.
+BuildProgress = Callable[[int, int], None]
+PROGRESS_EVERY = 1_000
 """Parses one row's version when a recall needs it (the store's own JSON, not re-checked)."""
 
 
@@ -863,10 +868,14 @@ class IndexRowReader(Protocol):
     """A record store that hands a recall index its live heads in one ordered read, without
     parsing or re-checking rows it wrote itself (an optional capability of a RecordStore)."""
 
-    def index_rows(self, scope: Scope, embedder: EmbedderId | None) -> list[IndexRow]:
+    def index_rows(
+        self, scope: Scope, embedder: EmbedderId | None, progress: BuildProgress | None = None
+    ) -> list[IndexRow]:
         """Every active head of ``scope`` in record-id order, each with its stored vector made
         by ``embedder`` (if any): ``searchable`` is the content, keywords, entities and tags
-        joined by spaces, ``threads`` its source sessions and part_of/discussed_in targets."""
+        joined by spaces, ``threads`` its source sessions and part_of/discussed_in targets.
+        ``progress`` hears (rows read, rows in all); a reader that cannot count ahead calls it
+        once, at the end."""
         ...
 
 

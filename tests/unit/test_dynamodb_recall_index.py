@@ -22,7 +22,7 @@ from cairn.aws.s3_index_objects import KEY_PREFIX, S3IndexObjects, scope_prefix
 from cairn.changes import Create, NewRecord, Vector
 from cairn.clock import FixedClock
 from cairn.models import EmbedderId, Scope, Source, SourceKind
-from cairn.ports import IndexRow, Stores
+from cairn.ports import BuildProgress, IndexRow, Stores
 from cairn.recall import RecallQuery, Recollection, recall
 from cairn.recall.index import EmbeddedRecallIndex, index_of
 from cairn.recall.index.objects import ObjectRowSource
@@ -246,8 +246,10 @@ class EraseWhileReading:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stores.records, name)
 
-    def index_rows(self, scope: Scope, embedder: EmbedderId | None) -> list[IndexRow]:
-        rows: list[IndexRow] = self._stores.records.index_rows(scope, embedder)  # type: ignore[attr-defined]
+    def index_rows(
+        self, scope: Scope, embedder: EmbedderId | None, progress: BuildProgress | None = None
+    ) -> list[IndexRow]:
+        rows: list[IndexRow] = self._stores.records.index_rows(scope, embedder, progress)  # type: ignore[attr-defined]
         self._stores.records.erase(scope, self._record_id)  # commits, deletes the objects
         return rows
 

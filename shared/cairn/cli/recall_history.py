@@ -6,6 +6,7 @@ import argparse
 import json
 
 from cairn.cli.opening import opened, require_known_actor
+from cairn.cli.progress import index_build_bar
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.history.search import recall_both, render_hits
 from cairn.recall import RecallQuery
@@ -15,9 +16,10 @@ def recall_with_history(args: argparse.Namespace, query: RecallQuery) -> int:
     """``recall --with-history``: records, turns and chunks in one ranking (not journalled)."""
     with opened(args) as ctx:
         require_known_actor(ctx, args.store)
-        found = recall_both(
-            ctx.scope, query, stores=ctx.stores, embedder=OnnxEmbedder(), clock=ctx.clock
-        )
+        with index_build_bar():
+            found = recall_both(
+                ctx.scope, query, stores=ctx.stores, embedder=OnnxEmbedder(), clock=ctx.clock
+            )
     if args.json:
         hits = [
             {

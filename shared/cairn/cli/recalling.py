@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from cairn.cli.opening import opened, require_known_actor
+from cairn.cli.progress import index_build_bar
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.recall import RecallQuery, Recollection
 from cairn.recall import recall as recall_block
@@ -27,9 +28,10 @@ def recall(args: argparse.Namespace) -> int:
         return recall_with_history(args, query)
     with opened(args) as ctx:
         require_known_actor(ctx, args.store)
-        found = recall_block(
-            ctx.scope, query, stores=ctx.stores, embedder=OnnxEmbedder(), clock=ctx.clock
-        )
+        with index_build_bar():
+            found = recall_block(
+                ctx.scope, query, stores=ctx.stores, embedder=OnnxEmbedder(), clock=ctx.clock
+            )
     if args.json:
         print(json.dumps(recollection_json(found), ensure_ascii=False))
     else:

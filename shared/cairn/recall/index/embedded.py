@@ -18,7 +18,8 @@ process that starts cold reads one object, not every record.
 
 ``TransientRecallIndex`` builds the snapshot of just the filtered rows for one recall and
 drops it: the uncached path (a backend without generations, an as-of recall). ``index_of``
-picks the one a backend's ``Stores`` call for.
+picks the one a backend's ``Stores`` call for. A build reports how far it has come to whoever
+listens (``cairn.recall.index.progress``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from cairn.recall.candidates import RecordFilter
 from cairn.recall.index.mapped import SnapshotGoneError
 from cairn.recall.index.objects import ObjectRowSource
 from cairn.recall.index.persisted import PersistedSnapshots
+from cairn.recall.index.progress import build_pass, build_passes
 from cairn.recall.index.rows import bulk_reads, read_rows, row_stream
 from cairn.recall.index.shortlist import FIRST_SHORTLIST, Search, search
 from cairn.recall.index.snapshot import Snapshot, build_snapshot
@@ -245,13 +247,15 @@ class EmbeddedRecallIndex:
                 identity,
                 generation,
                 lambda: row_stream(records, scope, identity, bulk=bulk),
+                progress=build_pass(),
             )
         elif snapshot is None:
+            reading, tokenising = build_passes()
             if self.source is not None:
                 rows, quarantine = self.source.read(scope, identity, generation)
             else:
-                rows = read_rows(self._records, scope, identity, bulk=self._bulk)
-            snapshot = build_snapshot(rows, identity)
+                rows = read_rows(self._records, scope, identity, bulk=self._bulk, progress=reading)
+            snapshot = build_snapshot(rows, identity, tokenising)
         self._keep(key, _Cached(snapshot, generation, epoch, snapshot.nbytes(), quarantine))
         return snapshot, quarantine
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
 
 from cairn.models import EmbedderId, Scope
-from cairn.ports import IndexRow, IndexSnapshotFolder, RecordGenerations
+from cairn.ports import BuildProgress, IndexRow, IndexSnapshotFolder, RecordGenerations
 from cairn.recall.index.mapped import mapped_snapshot
 from cairn.recall.index.objects import space_of
 from cairn.recall.index.snapshot import Snapshot
@@ -69,11 +69,13 @@ class PersistedSnapshots:
         embedder: EmbedderId | None,
         generation: Hashable,
         stream: Callable[[], AbstractContextManager[tuple[int, Iterator[IndexRow]]]],
+        *,
+        progress: BuildProgress | None = None,
     ) -> Snapshot:
         """Build the scope's snapshot from ``stream()`` (its rows, read after ``generation``),
         one row at a time (``streamed``), publish it, and return it mapped back from its file;
         the snapshot over the built arrays when it could not be written or was raced."""
-        sections = _sections(embedder, stream)
+        sections = _sections(embedder, stream, progress)
         built = _over(sections, embedder)
         space, stamp = space_of(embedder), stamp_of(scope, embedder, generation)
         inode = self._folder.publish(scope, space, encode(sections, stamp))
@@ -93,9 +95,10 @@ class PersistedSnapshots:
 def _sections(
     embedder: EmbedderId | None,
     stream: Callable[[], AbstractContextManager[tuple[int, Iterator[IndexRow]]]],
+    progress: BuildProgress | None = None,
 ) -> Sections:
     with stream() as (count, rows):
-        return build_sections(rows, embedder, count)
+        return build_sections(rows, embedder, count, progress)
 
 
 def _over(sections: Sections, embedder: EmbedderId | None) -> Snapshot:

@@ -9,7 +9,14 @@ from datetime import datetime
 from typing import cast
 
 from cairn.models import EmbedderId, RecordVersion, Scope
-from cairn.ports import MAX_PAGE_SIZE, IndexRow, IndexRowReader, IndexRowStream, RecordStore
+from cairn.ports import (
+    MAX_PAGE_SIZE,
+    BuildProgress,
+    IndexRow,
+    IndexRowReader,
+    IndexRowStream,
+    RecordStore,
+)
 from cairn.recall.index.snapshot import row_of
 from cairn.scope_guard import in_scope
 
@@ -28,11 +35,13 @@ def read_rows(
     namespace_prefix: str | None = None,
     as_of: datetime | None = None,
     bulk: bool = False,
+    progress: BuildProgress | None = None,
 ) -> list[IndexRow]:
     """The rows of ``scope``'s live heads (as of ``as_of``, under the prefix), record-id order;
-    with ``bulk`` (``bulk_reads(records)``), an unfiltered read is one ``index_rows`` call."""
+    with ``bulk`` (``bulk_reads(records)``), an unfiltered read is one ``index_rows`` call, which
+    reports to ``progress`` as it reads."""
     if bulk and as_of is None and namespace_prefix is None:
-        return cast(IndexRowReader, records).index_rows(scope, embedder)
+        return cast(IndexRowReader, records).index_rows(scope, embedder, progress)
     heads: list[RecordVersion] = []
     cursor: str | None = None
     while True:

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.models import EmbedderId, RecordVersion, Trust, namespace_matches
-from cairn.ports import IndexRow, RowLoader
+from cairn.ports import PROGRESS_EVERY, BuildProgress, IndexRow, RowLoader
 from cairn.recall.candidates import searchable_text
 from cairn.recall.expansion import Thread, threads
 from cairn.recall.keywords import tokenize
@@ -136,17 +136,23 @@ class Snapshot:
         return sum(a.nbytes for a in arrays) + posting + threaded + text + rows
 
 
-def build_snapshot(rows: Sequence[IndexRow], embedder: EmbedderId | None) -> Snapshot:
+def build_snapshot(
+    rows: Sequence[IndexRow],
+    embedder: EmbedderId | None,
+    progress: BuildProgress | None = None,
+) -> Snapshot:
     """The snapshot of ``rows`` (already in record-id order, every one a live head).
 
     A vector whose width is not ``embedder.dims`` is left out, as recall's scan leaves it out.
+    ``progress`` hears (rows tokenised, rows) as the per-row pass goes, and (rows, rows) once
+    the snapshot is whole.
     """
-    tokens = tuple(tuple(tokenize(row.searchable)) for row in rows)
+    tokens = _tokens(rows, progress)
     postings = _postings(tokens)
     namespaces, namespace_codes = _codes([row.namespace for row in rows])
     strategies, strategy_codes = _codes([row.strategy for row in rows])
     vector_rows, matrix = _unit_matrix(rows, embedder)
-    return Snapshot(
+    snapshot = Snapshot(
         embedder=embedder,
         record_ids=tuple(row.record_id for row in rows),
         contents=tuple(row.content for row in rows),
@@ -165,6 +171,23 @@ def build_snapshot(rows: Sequence[IndexRow], embedder: EmbedderId | None) -> Sna
         matrix=matrix,
         loaders=tuple(row.load for row in rows),
     )
+    if progress is not None:
+        progress(len(rows), len(rows))
+    return snapshot
+
+
+def _tokens(
+    rows: Sequence[IndexRow], progress: BuildProgress | None
+) -> tuple[tuple[str, ...], ...]:
+    """Each row's searchable words; the one pass of the build that is Python per row."""
+    if progress is None:
+        return tuple(tuple(tokenize(row.searchable)) for row in rows)
+    tokens: list[tuple[str, ...]] = []
+    for row in rows:
+        tokens.append(tuple(tokenize(row.searchable)))
+        if len(tokens) % PROGRESS_EVERY == 0 and len(tokens) < len(rows):
+            progress(len(tokens), len(rows))
+    return tuple(tokens)
 
 
 def _unit_matrix(

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.models import EmbedderId
-from cairn.ports import IndexRow
+from cairn.ports import PROGRESS_EVERY, BuildProgress, IndexRow
 from cairn.recall.expansion import Thread
 from cairn.recall.index.mapped import EPOCH, MICROSECOND
 from cairn.recall.keywords import tokenize
@@ -78,8 +78,14 @@ class _Matrix:
         return matrix
 
 
-def build_sections(rows: Iterable[IndexRow], embedder: EmbedderId | None, count: int) -> Sections:
-    """The sections of ``rows`` (record-id order, live heads; about ``count`` of them)."""
+def build_sections(
+    rows: Iterable[IndexRow],
+    embedder: EmbedderId | None,
+    count: int,
+    progress: BuildProgress | None = None,
+) -> Sections:
+    """The sections of ``rows`` (record-id order, live heads; about ``count`` of them);
+    ``progress`` hears (rows built, rows in all) every ``PROGRESS_EVERY`` rows and at the end."""
     dims = embedder.dims if embedder is not None else 0
     matrix = _Matrix(count if embedder is not None else 0, dims)
     vocabulary: dict[str, int] = {}
@@ -109,7 +115,11 @@ def build_sections(rows: Iterable[IndexRow], embedder: EmbedderId | None, count:
             text += value.encode("utf-8")
             offsets.append(len(text))
         record_ids.append(row.record_id)
+        if progress is not None and (i + 1) % PROGRESS_EVERY == 0:
+            progress(i + 1, max(count, i + 1))
     size = len(record_ids)
+    if progress is not None:
+        progress(size, size)
     ids = np.frombuffer(token_ids, dtype=np.int64) if token_ids else np.zeros(0, np.int64)
     starts = np.zeros(size + 1, dtype=np.int64)
     if size:

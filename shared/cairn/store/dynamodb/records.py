@@ -29,7 +29,14 @@ from cairn.errors import (
     SnapshotConflictError,
 )
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, Status, VersionRef
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexObjectStore, IndexRow
+from cairn.ports import (
+    DEFAULT_PAGE_SIZE,
+    BuildProgress,
+    Clock,
+    EraseReport,
+    IndexObjectStore,
+    IndexRow,
+)
 from cairn.restoring import plan_restore
 from cairn.store.dynamodb.change_feed import (
     commit,
@@ -309,10 +316,15 @@ class DynamoDBRecordStore:
         )
         return {text(row, "sk"): row for row in rows}
 
-    def index_rows(self, scope: Scope, embedder: EmbedderId | None) -> list[IndexRow]:
+    def index_rows(
+        self, scope: Scope, embedder: EmbedderId | None, progress: BuildProgress | None = None
+    ) -> list[IndexRow]:
         """Every active head of ``scope`` by record id with its vector (``IndexRowReader``),
         strongly consistent: ``cairn.store.dynamodb.index_rows``."""
-        return read_index_rows(self._db, self._table, scope, embedder)
+        rows = read_index_rows(self._db, self._table, scope, embedder)
+        if progress is not None:  # a Query cannot count ahead: heard once, at the end
+            progress(len(rows), len(rows))
+        return rows
 
     def erase(self, scope: Scope, record_id: str) -> EraseReport:
         """Tombstone every version of the record and of every record derived from it.

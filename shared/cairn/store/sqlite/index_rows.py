@@ -18,7 +18,7 @@ import numpy as np
 import pydantic_core
 
 from cairn.models import EmbedderId, RecordVersion, Scope
-from cairn.ports import IndexRow, stored_threads
+from cairn.ports import PROGRESS_EVERY, BuildProgress, IndexRow, stored_threads
 from cairn.store.sqlite.codec import decode_vector
 
 # One parse of the JSON per row, in SQLite, for just the fields the index reads.
@@ -37,23 +37,36 @@ _HEADS = (
     " WHERE h.memory_id = ? AND h.actor_id = ? AND h.status = 'active'"
     " ORDER BY h.record_id"
 )
+_COUNT = (
+    "SELECT count(*) FROM record_heads WHERE memory_id = ? AND actor_id = ? AND status = 'active'"
+)
 
 
 def read_index_rows(
-    conn: sqlite3.Connection, scope: Scope, embedder: EmbedderId | None
+    conn: sqlite3.Connection,
+    scope: Scope,
+    embedder: EmbedderId | None,
+    progress: BuildProgress | None = None,
 ) -> list[IndexRow]:
-    """Every active head of ``scope`` by record id, with its vector made by ``embedder``."""
-    return list(each_index_row(conn, scope, embedder))
+    """Every active head of ``scope`` by record id, with its vector made by ``embedder``;
+    ``progress`` hears (rows read, heads in all) every ``PROGRESS_EVERY`` rows and at the end."""
+    if progress is None:
+        return list(each_index_row(conn, scope, embedder))
+    total = count_index_rows(conn, scope)
+    rows: list[IndexRow] = []
+    for row in each_index_row(conn, scope, embedder):
+        rows.append(row)
+        if len(rows) % PROGRESS_EVERY == 0:
+            progress(len(rows), max(total, len(rows)))
+    progress(len(rows), len(rows))
+    return rows
 
 
 def count_index_rows(conn: sqlite3.Connection, scope: Scope) -> int:
-    """How many active heads ``scope`` has (what ``each_index_row`` will yield)."""
-    row = conn.execute(
-        "SELECT COUNT(*) FROM record_heads WHERE memory_id = ? AND actor_id = ?"
-        " AND status = 'active'",
-        (scope.memory_id, scope.actor_id),
-    ).fetchone()
-    return int(row[0])
+    """How many active heads ``scope`` has (what ``each_index_row`` will yield): an index-only
+    count, milliseconds at 100k, read in the caller's transaction."""
+    (count,) = conn.execute(_COUNT, (scope.memory_id, scope.actor_id)).fetchone()
+    return int(count)
 
 
 def each_index_row(

@@ -20,7 +20,14 @@ from cairn.erasure_fence import check_fence, erases
 from cairn.errors import InvalidCursorError, RecordNotFoundError, RecordTakenError
 from cairn.models import EmbedderId, Page, RecordVersion, Scope, Status, VersionRef
 from cairn.paging import check_limit
-from cairn.ports import DEFAULT_PAGE_SIZE, Clock, EraseReport, IndexRow, IndexSnapshotFolder
+from cairn.ports import (
+    DEFAULT_PAGE_SIZE,
+    BuildProgress,
+    Clock,
+    EraseReport,
+    IndexRow,
+    IndexSnapshotFolder,
+)
 from cairn.restoring import plan_restore
 from cairn.rollout.consumption import plan_consumption
 from cairn.row_integrity import listed_versions, read_version, record_id_in
@@ -197,11 +204,13 @@ class SQLiteRecordStore:
                     found[VersionRef(record_id=rid, version=version)] = decode_vector(blob, dims)
         return found
 
-    def index_rows(self, scope: Scope, embedder: EmbedderId | None) -> list[IndexRow]:
+    def index_rows(
+        self, scope: Scope, embedder: EmbedderId | None, progress: BuildProgress | None = None
+    ) -> list[IndexRow]:
         """Every active head in record-id order with its vector, in one ordered read, rows
         not re-validated (``cairn.store.sqlite.index_rows``)."""
         with self._db.transaction(write=False) as conn:
-            return read_index_rows(conn, scope, embedder)
+            return read_index_rows(conn, scope, embedder, progress)
 
     @contextmanager
     def index_row_stream(
