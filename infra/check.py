@@ -27,6 +27,10 @@ VARIANTS: dict[str, dict[str, str]] = {
         "modelProvider": "openai",
         "modelBaseUrl": "https://models.example.com/v1",
         "extractionModelId": "llama3.2",
+        "modelApiKeySecret": (
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:model-key-AbC123"
+        ),
+        "telegram": "true",
     },
     "telegram": {"telegram": "true", "alarmEmail": "ops@example.com"},
     "record-streaming": {

@@ -9,6 +9,9 @@
   ``openai`` (an OpenAI-compatible server at ``modelBaseUrl``, an ``https://`` URL the functions
   reach over the internet, serving the model named by ``extractionModelId``) or ``heuristic``
   (the offline rules: no model call, no Bedrock permission). ``infra.components.model_provider``.
+  ``modelApiKeySecret`` (default none, ``openai`` only): the complete ARN of a Secrets Manager
+  secret whose string is the server's API key; the functions that ask the model may read exactly
+  that secret, once per cold start, and send the key as a bearer token.
 - ``retentionDays`` (default ``30``): how long transient data lives (below).
 - ``alarmEmail`` (default none): an address the operator alarms e-mail (``infra.components.
   alarms``); without it the stack creates no alarm (one would reach nobody, at $0.10 a month).
@@ -24,8 +27,10 @@
 - ``metrics`` (default ``false``): publish the functions' custom metrics (Powertools EMF, $0.30
   per metric a month); no alarm reads them, so they are off unless a dashboard will.
 - ``telegram`` (default ``false``): add the Telegram reference backend (``infra.components.
-  telegram``); ``telegramModelId`` (default: the extraction model) is the model it answers
-  with, ``telegramTimezone`` (default ``UTC``) where its chats' days begin.
+  telegram``); it answers through ``modelProvider`` (Bedrock, or the OpenAI-compatible server
+  with its key; the offline rules cannot hold a conversation, so ``heuristic`` is refused with
+  it), ``telegramModelId`` (default: the extraction model) is the model it answers with,
+  ``telegramTimezone`` (default ``UTC``) where its chats' days begin.
 - ``recordStreamArn`` (default none): record streaming (``streamDeliveryResources``): the
   Kinesis data stream memories may deliver their record changes to; adds the delivery function
   on the items table's (keys-only) stream, allowed to put to that stream only
@@ -70,6 +75,7 @@ CONTEXT_KEYS: dict[str, str] = {
     "extractionModelId": "extraction_model_id",
     "modelProvider": "model_provider",
     "modelBaseUrl": "model_base_url",
+    "modelApiKeySecret": "model_api_key_secret",
     "retentionDays": "retention_days",
     "alarmEmail": "alarm_email",
     "encryption": "encryption",
@@ -100,6 +106,11 @@ class StackSettings(BaseModel):
     )
     model_provider: ProviderKind = "bedrock"
     model_base_url: str | None = Field(default=None, pattern=r"^https://[^\s/?#]+(/[^\s?#]*)?$")
+    # A complete secret ARN (its six-character suffix included), so the grant names exactly it.
+    model_api_key_secret: str | None = Field(
+        default=None,
+        pattern=r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$",
+    )
     retention_days: int = Field(default=30, ge=1, le=3653)
     alarm_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
     encryption: EncryptionKind = "aws-managed"
@@ -131,6 +142,13 @@ class StackSettings(BaseModel):
                 )
         elif self.model_base_url is not None:
             raise ValueError("-c modelBaseUrl is used only with -c modelProvider=openai")
+        elif self.model_api_key_secret is not None:
+            raise ValueError("-c modelApiKeySecret is used only with -c modelProvider=openai")
+        if self.telegram and self.model_provider == "heuristic":
+            raise ValueError(
+                "-c telegram=true answers with a model, and the offline rules only extract: "
+                "deploy it with -c modelProvider=bedrock or openai"
+            )
         return self
 
     @property

@@ -32,7 +32,12 @@ from infra.components.fanout import RolloutFanout
 from infra.components.jobs import BackgroundJobs
 from infra.components.lambda_code import ASSET_ROOT, LambdaCode
 from infra.components.lambda_defaults import LambdaDefaults
-from infra.components.model_provider import bedrock_models, invoke_statements, model_environment
+from infra.components.model_provider import (
+    api_key_statements,
+    bedrock_models,
+    invoke_statements,
+    model_environment,
+)
 from infra.components.rollout_bucket import RolloutBucket
 from infra.components.stream_delivery import StreamDelivery
 from infra.components.tables import MemoryTables
@@ -153,6 +158,7 @@ class CairnStack(Stack):
             allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             *self._key_use("kms:Decrypt"),
             *invoke_statements(models),
+            *api_key_statements(self.settings),
         ):
             extraction.add_to_role_policy(statement)
         for statement in (
@@ -267,6 +273,7 @@ class CairnStack(Stack):
             allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             *self._key_use("kms:Decrypt"),
             *invoke_statements(models),
+            *api_key_statements(self.settings),
         ):
             function.add_to_role_policy(statement)
         acknowledge_profile_regions(function, models)
@@ -356,7 +363,10 @@ class CairnStack(Stack):
             timezone=self.settings.telegram_timezone,
         )
         items, events = self.tables.items, self.tables.events
-        models = [self.settings.telegram_model, *self.embedding_models()]
+        # It answers through the stack's provider: Bedrock may be invoked for its model only
+        # under ``bedrock`` (and for embeddings under the Bedrock embedder).
+        models = bedrock_models(self.settings, self.settings.telegram_model)
+        models += self.embedding_models()
         for statement in (
             allow("secretsmanager:GetSecretValue", resources=[bot.secret.secret_arn]),
             allow("s3:GetObject", resources=[bot.persona.arn_for_objects("*")]),
@@ -384,7 +394,8 @@ class CairnStack(Stack):
             allow("s3:ListBucket", resources=[self.rollouts.bucket.bucket_arn]),
             *self._key_use("kms:GenerateDataKey", "kms:Decrypt"),
             allow("sns:Publish", resources=[self.fanout.topic.topic_arn]),
-            bedrock_invoke_statement(models),
+            *invoke_statements(models),
+            *api_key_statements(self.settings),
         ):
             bot.function.add_to_role_policy(statement)
         self._index_objects(bot.function, erases=False)

@@ -133,6 +133,7 @@ def reset() -> None:
         sweep_timer,
         pipeline,
         embedder,
+        model_api_key,
         model,
         consumer,
         consolidator,
@@ -289,7 +290,9 @@ def model() -> ModelProvider:
         from cairn.llm.openai_compat import OpenAICompatibleModel
 
         base_url = os.environ.get("CAIRN_MODEL_BASE_URL") or ""
-        return OpenAICompatibleModel(base_url, deployment().extraction_model_id)
+        return OpenAICompatibleModel(
+            base_url, deployment().extraction_model_id, api_key=model_api_key()
+        )
     if provider != "bedrock":
         raise ConfigurationError(
             f"model provider {provider!r} is not one cairn knows; deploy with "
@@ -301,6 +304,32 @@ def model() -> ModelProvider:
         timeout_seconds=_MODEL_TIMEOUT_SECONDS, session=_injected.session
     )
     return BedrockModel(runtime, deployment().extraction_model_id)
+
+
+@cache
+def model_api_key() -> str | None:
+    """The OpenAI-compatible server's API key: the string of the Secrets Manager secret
+    ``CAIRN_MODEL_API_KEY_SECRET`` names (``-c modelApiKeySecret``), read once per container
+    through Powertools' parameters utility; ``None`` when the stack names none. Never logged,
+    never in an error message."""
+    secret_arn = os.environ.get("CAIRN_MODEL_API_KEY_SECRET") or ""
+    if not secret_arn:
+        return None
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+    from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
+
+    try:
+        key = SecretsProvider(boto3_client=client("secretsmanager")).get(secret_arn)
+    except GetParameterError as exc:
+        raise ConfigurationError(
+            "cannot read the model server's API key from the secret -c modelApiKeySecret "
+            "names: store the key as the secret's string, in the stack's region"
+        ) from exc  # an AWS error names the secret, never its value
+    if not isinstance(key, str) or not key.strip():
+        raise ConfigurationError(
+            "the secret -c modelApiKeySecret names holds no API key: store the key as its string"
+        )
+    return key.strip()
 
 
 @cache

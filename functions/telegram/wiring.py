@@ -2,8 +2,9 @@
 
 Reads its ``CAIRN_TELEGRAM_*`` variables (set by ``infra.components.telegram``), the bot token
 and webhook secret from Secrets Manager, and wires ``TelegramBackend`` to the deployment's
-stores, the extraction pipeline (so each turn counts toward the memory's triggers), Bedrock,
-the persona bucket and the Bot API. Built once per warm container; tests call ``configure``.
+stores, the extraction pipeline (so each turn counts toward the memory's triggers), the model
+the stack's provider names (Bedrock or an OpenAI-compatible server), the persona bucket and
+the Bot API. Built once per warm container; tests call ``configure``.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ _model: ModelProvider | None = None
 
 
 def configure(*, model: ModelProvider | None = None) -> None:
-    """Answer with ``model`` instead of Bedrock (tests); resets the cached backend."""
+    """Answer with ``model`` instead of the stack's provider (tests); resets the cached
+    backend."""
     global _model  # the composition root's one test seam
     _model = model
     backend.cache_clear()
@@ -112,7 +114,7 @@ def backend() -> TelegramBackend:
             wiring.client("dynamodb"), items_table=wiring.deployment().items_table
         ),
         stores=stores,
-        model=_model or _bedrock(env.model_id),
+        model=_model or _answering_model(env.model_id),
         sender=BotApi(token, base_url=env.bot_api_url),
         persona=_persona(env),
         clock=wiring.clock(),
@@ -136,10 +138,26 @@ def _bot_secret(secret_arn: str) -> tuple[str, str]:
         ) from exc
 
 
-def _bedrock(model_id: str) -> ModelProvider:
+def _answering_model(model_id: str) -> ModelProvider:
+    """``model_id`` through the stack's provider (``CAIRN_MODEL_PROVIDER``, as extraction asks):
+    Bedrock Converse (the default), or the OpenAI-compatible server at ``CAIRN_MODEL_BASE_URL``
+    with the stack's API key. The offline rules cannot answer a chat (the stack refuses them
+    with the bot)."""
+    provider = os.environ.get("CAIRN_MODEL_PROVIDER") or "bedrock"
+    if provider == "openai":
+        from cairn.llm.openai_compat import OpenAICompatibleModel
+
+        base_url = os.environ.get("CAIRN_MODEL_BASE_URL") or ""
+        return OpenAICompatibleModel(base_url, model_id, api_key=wiring.model_api_key())
+    if provider != "bedrock":
+        raise ConfigurationError(
+            f"the Telegram bot cannot answer with the model provider {provider!r}: deploy it "
+            "with -c modelProvider=bedrock or openai"
+        )
     from cairn.llm.bedrock import BedrockModel, bedrock_runtime_client
 
-    return BedrockModel(bedrock_runtime_client(timeout_seconds=_MODEL_TIMEOUT_SECONDS), model_id)
+    runtime = bedrock_runtime_client(timeout_seconds=_MODEL_TIMEOUT_SECONDS)
+    return BedrockModel(runtime, model_id)
 
 
 def _persona(env: TelegramEnvironment) -> Any:

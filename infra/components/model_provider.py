@@ -3,11 +3,15 @@ and granted to their roles: the stack's side of the ``cairn`` command's ``--prov
 
 - ``bedrock``: Converse with ``extractionModelId``; the roles may invoke exactly that model.
 - ``openai``: an OpenAI-compatible server at ``modelBaseUrl`` serving ``extractionModelId``;
-  no Bedrock permission for the model (the server must accept the functions' calls: they run
-  outside any VPC and send no key).
+  no Bedrock permission for the model (the functions run outside any VPC). With
+  ``modelApiKeySecret``, the functions that ask the model may read exactly that secret
+  (``secretsmanager:GetSecretValue`` on its ARN, nothing else) and send its string as a bearer
+  token; without it they send no key.
 - ``heuristic``: the offline rules (``cairn.local.offline_model``); no model call at all.
 
-``functions/_common/wiring.py`` reads ``CAIRN_MODEL_PROVIDER`` and ``CAIRN_MODEL_BASE_URL``.
+The Telegram webhook answers through the same provider (``-c telegramModelId`` names its model).
+``functions/_common/wiring.py`` reads ``CAIRN_MODEL_PROVIDER``, ``CAIRN_MODEL_BASE_URL`` and
+``CAIRN_MODEL_API_KEY_SECRET`` (the key itself only at a cold start, through Powertools).
 """
 
 from __future__ import annotations
@@ -23,12 +27,27 @@ def model_environment(settings: StackSettings) -> dict[str, str]:
     return {
         "CAIRN_MODEL_PROVIDER": settings.model_provider,
         "CAIRN_MODEL_BASE_URL": settings.model_base_url or "",
+        "CAIRN_MODEL_API_KEY_SECRET": settings.model_api_key_secret or "",
     }
 
 
-def bedrock_models(settings: StackSettings) -> list[str]:
-    """The Bedrock models extraction and consolidation call: the extraction model, or none."""
-    return [settings.extraction_model_id] if settings.model_provider == "bedrock" else []
+def bedrock_models(settings: StackSettings, model_id: str | None = None) -> list[str]:
+    """The Bedrock models a function asking ``model_id`` (default: the extraction model) calls:
+    that model under the ``bedrock`` provider, or none."""
+    wanted = model_id or settings.extraction_model_id
+    return [wanted] if settings.model_provider == "bedrock" else []
+
+
+def api_key_statements(settings: StackSettings) -> list[iam.PolicyStatement]:
+    """Reading the model server's API key: GetSecretValue on exactly that secret, or nothing."""
+    if settings.model_api_key_secret is None:
+        return []
+    return [
+        iam.PolicyStatement(
+            actions=["secretsmanager:GetSecretValue"],
+            resources=[settings.model_api_key_secret],
+        )
+    ]
 
 
 def invoke_statements(model_ids: list[str]) -> list[iam.PolicyStatement]:

@@ -1,6 +1,8 @@
 """``-c modelProvider`` (the stack's ``--provider``): the functions are told which model to
-ask, and only a Bedrock provider may invoke the extraction model; a half-given choice is refused
-naming the key; the deployed composition root builds what the stack names."""
+ask, and only a Bedrock provider may invoke the extraction model; a server's API key is read
+from exactly the secret ``-c modelApiKeySecret`` names, by exactly the functions that ask the
+model (the Telegram webhook among them, which answers through the same provider); a half-given
+choice is refused naming the key; the deployed composition root builds what the stack names."""
 
 from __future__ import annotations
 
@@ -17,12 +19,16 @@ pytestmark = [pytest.mark.infra, pytest.mark.slow]
 
 NOVA = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/amazon.nova-lite-v1:0"
 MODEL_FUNCTIONS = ("ExtractionExtract", "ConsolidationConsolidate")
+KEY_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:cairn/model-key-AbC123"  # noqa: S105 - an ARN
 OFFLINE = {"lambdaCode": "placeholder", "modelProvider": "heuristic", "embedder": "onnx"}
 SERVER = {
     "lambdaCode": "placeholder",
     "modelProvider": "openai",
     "modelBaseUrl": "https://models.example.com/v1",
     "extractionModelId": "llama3.2",
+    "modelApiKeySecret": KEY_SECRET,
+    "telegram": "true",
+    "telegramModelId": "qwen2.5:7b-instruct",
 }
 
 
@@ -87,6 +93,61 @@ def test_an_offline_or_server_model_gets_no_bedrock_model_permission(
         assert not any("llama" in arn or "nova" in arn for arn in invocable.get(role, set()))
 
 
+def _secret_readers(template: dict[str, Any]) -> dict[str, list[Any]]:
+    """For each role: the resources of its ``secretsmanager:GetSecretValue`` statements."""
+    found: dict[str, list[Any]] = {}
+    for resource in template["Resources"].values():
+        if resource["Type"] != "AWS::IAM::Policy":
+            continue
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"]
+            if "secretsmanager:GetSecretValue" not in (
+                [actions] if isinstance(actions, str) else actions
+            ):
+                continue
+            for role in resource["Properties"]["Roles"]:
+                found.setdefault(role["Ref"], []).append(statement["Resource"])
+    return found
+
+
+def test_the_server_key_is_read_from_exactly_its_secret_by_exactly_the_model_callers(
+    synthesized: Synthesized, providers: tuple[dict[str, Any], ...]
+) -> None:
+    _, server = providers
+    assert {v["CAIRN_MODEL_API_KEY_SECRET"] for v in _environments(server, MODEL_FUNCTIONS)} == {
+        KEY_SECRET
+    }
+    readers = _secret_readers(server)
+    callers = _roles_of_functions(server, (*MODEL_FUNCTIONS, "TelegramWebhook"))
+    for role in callers:
+        assert KEY_SECRET in readers[role]  # the ARN itself: no wildcard, no other secret
+    (webhook,) = _roles_of_functions(server, ("TelegramWebhook",))
+    assert len(readers[webhook]) == 2  # its key and its own bot secret, nothing else
+    for role, resources in readers.items():
+        if role not in callers:
+            assert KEY_SECRET not in resources
+    # Without the setting nothing reads a key, and the variable is empty.
+    default = synthesized.template(DEFAULTS_STACK)
+    assert _secret_readers(default) == {}
+    assert {v["CAIRN_MODEL_API_KEY_SECRET"] for v in _environments(default, MODEL_FUNCTIONS)} == {
+        ""
+    }
+
+
+def test_the_telegram_bot_answers_through_the_server_and_may_invoke_no_chat_model(
+    providers: tuple[dict[str, Any], ...],
+) -> None:
+    _, server = providers
+    (variables,) = _environments(server, ("TelegramWebhook",))
+    assert variables["CAIRN_MODEL_PROVIDER"] == "openai"
+    assert variables["CAIRN_MODEL_BASE_URL"] == "https://models.example.com/v1"
+    assert variables["CAIRN_TELEGRAM_MODEL_ID"] == "qwen2.5:7b-instruct"
+    (webhook,) = _roles_of_functions(server, ("TelegramWebhook",))
+    invocable = _invocable(server).get(webhook, set())
+    assert not any("qwen" in arn or "nova" in arn or "llama" in arn for arn in invocable)
+    assert all("titan-embed" in arn for arn in invocable)  # it still embeds with Titan v2
+
+
 @pytest.mark.parametrize(
     ("context", "named"),
     [
@@ -101,6 +162,12 @@ def test_an_offline_or_server_model_gets_no_bedrock_model_permission(
             "-c modelBaseUrl: String should match pattern",
         ),
         ({"modelProvider": "ollama"}, "-c modelProvider: Input should be"),
+        ({"modelApiKeySecret": KEY_SECRET}, "only with -c modelProvider=openai"),
+        (
+            {**SERVER, "modelApiKeySecret": "cairn/model-key"},  # a name: the grant needs the ARN
+            "-c modelApiKeySecret: String should match pattern",
+        ),
+        ({"modelProvider": "heuristic", "telegram": "true"}, "the offline rules only extract"),
     ],
 )
 def test_a_half_given_provider_is_refused_naming_the_key(
