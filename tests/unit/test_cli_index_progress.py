@@ -1,9 +1,10 @@
-"""The first ``cairn recall`` of a large store shows its index build on a terminal, and only there.
+"""Long CLI steps over a large store show progress on a terminal, and only there.
 
-Real processes: the console script runs with stderr on a pseudo-terminal (``pty``, 24 x 100)
-and stdout on a pipe, over a SQLite store of ``LARGE_SCOPE`` records, so tqdm sees a terminal
-as a user's shell gives it one. The bar is on stderr; stdout is the block, the same bytes as a run
-with stderr on a pipe (which draws nothing at all).
+The first ``cairn recall`` of a process builds the actor's recall index; ``cairn export`` reads
+one history per record. Real processes: the console script runs with stderr on a
+pseudo-terminal (``pty``, 24 x 100) and stdout on a pipe, over a SQLite store of
+``LARGE_SCOPE`` records, so tqdm sees a terminal as a user's shell gives it one. The bar is on
+stderr; stdout is the same bytes as a run with stderr on a pipe (which draws nothing at all).
 """
 
 from __future__ import annotations
@@ -56,7 +57,13 @@ def _fill(store: Path, count: int) -> None:
 
 def _recall(store: Path, *, terminal: bool, extra: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
     """(stdout, stderr) of one ``cairn recall`` process; stderr a pty when ``terminal``."""
-    args = [_console_script(), "recall", "topic 42", "--store", str(store), "--actor", "alice"]
+    return _cairn(store, "recall", "topic 42", *extra, terminal=terminal)
+
+
+def _cairn(store: Path, *command: str, terminal: bool) -> tuple[bytes, bytes]:
+    """(stdout, stderr) of one ``cairn`` process; stderr a pty when ``terminal``."""
+    args = [_console_script(), *command, "--store", str(store), "--actor", "alice"]
+    extra: tuple[str, ...] = ()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
     if not terminal:
         done = subprocess.run(  # noqa: S603 - our own console script
@@ -119,6 +126,21 @@ def test_a_large_store_shows_its_index_build_on_a_terminal_and_stdout_is_unchang
     else:
         assert _without_journal_id(shown_out) == _without_journal_id(piped_out)
     assert b"Alice noted fact 42 about topic 42" in shown_out
+
+
+def test_an_export_of_a_large_store_shows_its_progress_and_writes_the_same_lines(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "cairn.db"
+    _fill(store, LARGE_SCOPE)  # one history read per record: seconds at this size
+    shown_out, shown_err = _cairn(store, "export", terminal=True)
+    piped_out, piped_err = _cairn(store, "export", terminal=False)
+    assert b"exporting alice" in shown_err
+    assert re.search(rb"\d+/20000", shown_err)
+    assert b"Alice noted" not in shown_err
+    assert piped_err == b""
+    assert shown_out == piped_out
+    assert shown_out.count(b"\n") == LARGE_SCOPE
 
 
 def test_a_small_store_on_a_terminal_draws_nothing(tmp_path: Path) -> None:

@@ -46,3 +46,27 @@ def test_a_pipe_or_a_single_batch_shows_nothing() -> None:
     screen = Terminal()
     embed_with_progress(HashingEmbedder(), _records(BATCH), stream=screen)
     assert screen.getvalue() == ""
+
+
+def test_a_long_loop_shows_a_bar_of_counts_once_it_has_run_a_while_and_keeps_every_item() -> None:
+    from cairn.cli.progress import counted
+
+    items = [f"private fact {i}" for i in range(50)]
+    screen = Terminal()
+    assert list(counted(items, label="exporting", stream=screen, after_seconds=0)) == items
+    drawn = screen.getvalue()
+    assert "exporting" in drawn
+    assert "0/50" in drawn  # the count of all of them (redraws are throttled by tqdm)
+    assert "private fact" not in drawn  # counts only, never content
+
+
+def test_a_quick_loop_or_a_pipe_shows_nothing() -> None:
+    from cairn.cli.progress import counted
+
+    items = list(range(50))
+    screen = Terminal()
+    assert list(counted(items, label="exporting", stream=screen)) == items  # well under 1 s
+    assert screen.getvalue() == ""
+    pipe = io.StringIO()
+    assert list(counted(items, label="exporting", stream=pipe, after_seconds=0)) == items
+    assert pipe.getvalue() == ""

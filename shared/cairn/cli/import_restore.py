@@ -56,11 +56,12 @@ def restore_histories(
     stores: Stores, scope: Scope, histories: Sequence[tuple[RecordVersion, ...]], embedder: Embedder
 ) -> Restored:
     """Restore every history the store does not hold (see the module docstring)."""
+    from cairn.cli.progress import counted
     from cairn.errors import RecordNotFoundError
     from cairn.ports import RecordPlacement
 
     fresh = []
-    for history in histories:
+    for history in counted(histories, label="checking"):
         try:
             held = stores.records.history(scope, history[0].record_id)
         except RecordNotFoundError:
@@ -72,7 +73,7 @@ def restore_histories(
                 "was imported: restore into a store that does not hold it, or leave it out"
             )
     vectors = _vectors(embedder, fresh)
-    for history in fresh:
+    for history in counted(fresh, label="restoring"):
         stores.records.restore(scope, history, vectors=vectors)
         if stores.directory is not None:  # so the API (cairn serve) finds it by id
             head = history[-1]

@@ -4,7 +4,8 @@ Embedding runs at a few dozen texts a second on a laptop core, so anything past 
 takes over a second: ``embed_texts`` embeds in batches and shows a bar on a terminal (``tqdm``
 hides it when stderr is not one, so scripts and pipes see nothing); ``embed_with_progress``
 gives records their vectors that way. ``index_build_bar`` shows the first recall of a large
-scope building its recall index. A bar names only counts, never content.
+scope building its recall index; ``counted`` any other loop over many records (export, import's
+writes) once it has run a second. A bar names only counts, never content.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
     from cairn.changes import NewRecord, Vector
@@ -121,6 +122,43 @@ def index_build_bar(*, stream: TextIO | None = None) -> Iterator[None]:
     try:
         with reporting(heard):
             yield
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+T = TypeVar("T")
+
+
+def counted(
+    items: Sequence[T],
+    *,
+    label: str,
+    unit: str = "record",
+    stream: TextIO | None = None,
+    after_seconds: float = SLOW_BUILD_SECONDS,
+) -> Iterator[T]:
+    """``items`` one by one; on a terminal (``stream``, stderr), once the loop has run
+    ``after_seconds``, a bar of how many are done. A loop that ends sooner draws nothing."""
+    screen = stream or sys.stderr
+    if not screen.isatty():
+        yield from items
+        return
+    began = time.monotonic()
+    bar: Any = None
+    try:
+        for done, item in enumerate(items):
+            if bar is None and time.monotonic() - began >= after_seconds:
+                from tqdm import tqdm
+
+                bar = tqdm(
+                    total=len(items), initial=done, desc=label, unit=unit, file=screen, leave=False
+                )
+            elif bar is not None:
+                bar.update(done - bar.n)
+            yield item
+        if bar is not None:
+            bar.update(len(items) - bar.n)
     finally:
         if bar is not None:
             bar.close()

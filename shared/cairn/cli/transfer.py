@@ -92,10 +92,11 @@ def _histories(
     stores: Stores, scope: Scope, erased: Sequence[str]
 ) -> Iterator[tuple[RecordVersion, ...]]:
     """The history of every record of the scope, erased ones too, in record id order."""
+    from cairn.cli.progress import counted
     from cairn.local.store import all_records
 
     listed = [head.record_id for head in all_records(stores, scope, include_inactive=True)]
-    for record_id in sorted({*listed, *erased}):
+    for record_id in counted(sorted({*listed, *erased}), label=f"exporting {scope.actor_id}"):
         yield stores.records.history(scope, record_id)
 
 
@@ -253,7 +254,7 @@ def run_import(args: argparse.Namespace) -> int:
 def _file_copies(stores: Stores, scope: Scope, records: list[NewRecord], embedder: Embedder) -> int:
     """File the records whose text the scope does not hold in their namespace; how many."""
     from cairn.changes import MAX_CHANGES_PER_APPLY, Create
-    from cairn.cli.progress import embed_with_progress
+    from cairn.cli.progress import counted, embed_with_progress
     from cairn.local.store import all_records
     from cairn.models import content_digest
 
@@ -265,7 +266,8 @@ def _file_copies(stores: Stores, scope: Scope, records: list[NewRecord], embedde
             held.add(key)
             fresh.append(record)
     embedded = embed_with_progress(embedder, fresh)
-    for start in range(0, len(embedded), MAX_CHANGES_PER_APPLY):
+    starts = range(0, len(embedded), MAX_CHANGES_PER_APPLY)
+    for start in counted(starts, label="filing", unit="batch"):
         batch = embedded[start : start + MAX_CHANGES_PER_APPLY]
         stores.records.apply(scope, [Create(record=record) for record in batch])
     return len(fresh)
