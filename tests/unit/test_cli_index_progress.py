@@ -24,7 +24,7 @@ import pytest
 from cairn.changes import MAX_CHANGES_PER_APPLY, Create, NewRecord
 from cairn.cli.progress import LARGE_SCOPE
 from cairn.clock import SystemClock
-from cairn.models import Scope, Source, SourceKind
+from cairn.models import Conversational, EventInput, Role, Scope, Source, SourceKind
 from cairn.store.sqlite import SQLiteBackend
 from tests.unit.test_cli import _console_script
 
@@ -141,6 +141,31 @@ def test_an_export_of_a_large_store_shows_its_progress_and_writes_the_same_lines
     assert piped_err == b""
     assert shown_out == piped_out
     assert shown_out.count(b"\n") == LARGE_SCOPE
+
+
+def test_recall_with_history_shows_the_embedding_of_turns_it_has_not_seen(tmp_path: Path) -> None:
+    store = tmp_path / "cairn.db"
+    _fill(store, 50)
+    stores = SQLiteBackend(store, SystemClock()).stores()
+    try:
+        for i in range(150):  # embedded on the first --with-history of every process
+            stores.events.append(
+                ALICE,
+                EventInput(
+                    session_id=f"s{i // 10}",
+                    event_timestamp=SystemClock().now(),
+                    payload=(Conversational(role=Role.USER, text=f"Alice said thing {i}"),),
+                ),
+            )
+    finally:
+        stores.close()
+    shown_out, shown_err = _recall(store, terminal=True, extra=("--with-history",))
+    piped_out, piped_err = _recall(store, terminal=False, extra=("--with-history",))
+    assert b"embedding 150 passages" in shown_err
+    assert b"indexing" not in shown_err  # 50 records: indexed in a blink
+    assert b"Alice said" not in shown_err
+    assert piped_err == b""
+    assert shown_out == piped_out
 
 
 def test_a_small_store_on_a_terminal_draws_nothing(tmp_path: Path) -> None:

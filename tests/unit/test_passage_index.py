@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import pytest
+
 from cairn.models import EmbedderId, Scope
 from cairn.ports import FloatMatrix
 from cairn.recall.index.passages import Passage, PassageIndex
@@ -49,3 +51,23 @@ def test_alternating_lists_embed_each_passage_once_and_a_changed_text_again() ->
     found = index.search(SCOPE, changed, "stocks", embedder=embedder, policy=DEFAULT_POLICY)
     assert embedder.texts == 10 + 1 + 1  # the new text under an old id, and the query
     assert found[0].position == 4
+
+
+@pytest.mark.onnx
+def test_embedding_passages_with_someone_listening_reports_steps_and_gives_the_same_bits() -> None:
+    from cairn.embed.onnx import OnnxEmbedder
+    from cairn.recall.index.progress import reporting
+
+    # Lengths vary, so the embedder's shortest-first batching matters.
+    turns = [passage(f"ev-{i}", f"turn {i} about " + "the garden " * (i % 13)) for i in range(150)]
+    embedder = OnnxEmbedder()
+    quiet = PassageIndex().search(SCOPE, turns, "garden", embedder=embedder, policy=DEFAULT_POLICY)
+    heard: list[tuple[int, int]] = []
+    with reporting(lambda d, t: None, embedding=lambda d, t: heard.append((d, t))):
+        told = PassageIndex().search(
+            SCOPE, turns, "garden", embedder=embedder, policy=DEFAULT_POLICY
+        )
+    assert told == quiet  # the same vectors, so the same relevance to the bit
+    assert heard[-1] == (150, 150)
+    assert len(heard) > 1
+    assert [d for d, _ in heard] == sorted(d for d, _ in heard)

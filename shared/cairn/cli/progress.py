@@ -91,7 +91,8 @@ SLOW_BUILD_SECONDS = 1.0
 @contextmanager
 def index_build_bar(*, stream: TextIO | None = None) -> Iterator[None]:
     """Within the block, a recall index build draws a bar of its two passes on ``stream``
-    (stderr) when that is a terminal and the scope is large or the build slow; stdout is never
+    (stderr) when that is a terminal and the scope is large or the build slow, and the passage
+    index's embedding of turns (``--with-history``) a bar of its own; stdout is never
     touched."""
     from cairn.recall.index.progress import reporting
 
@@ -119,12 +120,29 @@ def index_build_bar(*, stream: TextIO | None = None) -> Iterator[None]:
             )
         bar.update(done - bar.n)
 
+    embedding: Any = None
+
+    def embedded(done: int, total: int) -> None:  # reported only past one step: seconds
+        nonlocal embedding
+        if embedding is None:
+            from tqdm import tqdm
+
+            embedding = tqdm(
+                total=total,
+                desc=f"embedding {total:,} passages",
+                unit="text",
+                file=screen,
+                leave=False,
+            )
+        embedding.update(done - embedding.n)
+
     try:
-        with reporting(heard):
+        with reporting(heard, embedding=embedded):
             yield
     finally:
-        if bar is not None:
-            bar.close()
+        for shown in (bar, embedding):
+            if shown is not None:
+                shown.close()
 
 
 T = TypeVar("T")

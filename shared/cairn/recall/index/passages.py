@@ -33,6 +33,7 @@ import numpy.typing as npt
 from cairn.models import Scope
 from cairn.ports import Embedder
 from cairn.recall.candidates import row_cosines, unit, unit_rows
+from cairn.recall.index.progress import embedding_listener
 from cairn.recall.index.scoring import Cosines, screen
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy
@@ -43,6 +44,8 @@ FloatArray = npt.NDArray[np.float64]
 # Vectors kept per process: 200k passages of 384 float32s is ~300 MB; least recent scope first.
 DEFAULT_MAX_VECTORS = 200_000
 _ARRAYS_PER_SCOPE = 2
+# Texts embedded between two reports: a multiple of the ONNX embedder's batch of 32.
+_EMBED_STEP = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +155,7 @@ class PassageIndex:
             missing = [i for i, k in enumerate(keys) if k not in cache.vectors]
             if missing:
                 texts = [passages[i].text for i in missing]
-                made = unit_rows(np.asarray(embedder.embed(texts), dtype=np.float32))
+                made = unit_rows(np.asarray(_embedded(embedder, texts), dtype=np.float32))
                 cache.vectors.update((keys[i], made[j]) for j, i in enumerate(missing))
             if len(cache.vectors) > 2 * len(keys):  # forget what went, now and then
                 cache.vectors = {k: cache.vectors[k] for k in keys}
@@ -171,6 +174,23 @@ class PassageIndex:
             while held > self._max_vectors and len(self._cache) > 1:
                 _, evicted = self._cache.popitem(last=False)
                 held -= len(evicted.vectors)
+
+
+def _embedded(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """``embedder.embed(texts)``; with someone listening (``embedding_listener``), in steps of
+    ``_EMBED_STEP`` texts, shortest first, each step reported. The steps hold the batches one
+    call would (the ONNX embedder batches 32 texts shortest first), so the vectors are the
+    same bits (``tests/unit/test_passage_index.py``)."""
+    listener = embedding_listener()
+    if listener is None or len(texts) <= _EMBED_STEP:
+        return np.asarray(embedder.embed(texts), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = np.zeros((len(texts), embedder.identity.dims), dtype=np.float32)
+    for start in range(0, len(order), _EMBED_STEP):
+        chunk = order[start : start + _EMBED_STEP]
+        out[chunk] = embedder.embed([texts[i] for i in chunk])
+        listener(start + len(chunk), len(texts))
+    return out
 
 
 def _lengths(tokens: Sequence[Sequence[str]]) -> FloatArray:

@@ -11,8 +11,9 @@ count of the rows.
 A context variable, not a parameter of ``recall``: the index is a shared object found through
 the backend (``index_of``), and whether a recall builds anything is decided deep inside it, by
 the store's generations. Nothing else reads it, and a recall outside ``reporting`` pays one
-lookup. A recall on the uncached path (``TransientRecallIndex``: an as-of recall, a backend
-without generations) reports nothing.
+lookup. ``recall --with-history`` also embeds every turn the process has not seen, at a few
+dozen a second: that is reported apart (``embedding_listener``). A recall on the uncached path
+(``TransientRecallIndex``: an as-of recall, a backend without generations) reports nothing.
 """
 
 from __future__ import annotations
@@ -23,19 +24,29 @@ from contextvars import ContextVar
 
 from cairn.ports import BuildProgress
 
-__all__ = ["BuildProgress", "build_pass", "build_passes", "reporting"]
+__all__ = ["BuildProgress", "build_pass", "build_passes", "embedding_listener", "reporting"]
 
 _LISTENER: ContextVar[BuildProgress | None] = ContextVar("cairn_index_progress", default=None)
+_EMBEDDING: ContextVar[BuildProgress | None] = ContextVar("cairn_embedding", default=None)
 
 
 @contextmanager
-def reporting(progress: BuildProgress) -> Iterator[None]:
-    """Within the block, every recall index build in this context reports to ``progress``."""
+def reporting(progress: BuildProgress, *, embedding: BuildProgress | None = None) -> Iterator[None]:
+    """Within the block, every recall index build in this context reports to ``progress``, and
+    the passage index's embedding of passages it has not seen to ``embedding`` (texts embedded,
+    texts to embed)."""
     token = _LISTENER.set(progress)
+    embedding_token = _EMBEDDING.set(embedding)
     try:
         yield
     finally:
+        _EMBEDDING.reset(embedding_token)
         _LISTENER.reset(token)
+
+
+def embedding_listener() -> BuildProgress | None:
+    """Who hears the passage index embed, if anyone (``reporting(..., embedding=)``)."""
+    return _EMBEDDING.get()
 
 
 def build_passes() -> tuple[BuildProgress | None, BuildProgress | None]:
