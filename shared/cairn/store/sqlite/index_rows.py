@@ -63,8 +63,9 @@ def read_index_rows(
 
 
 def count_index_rows(conn: sqlite3.Connection, scope: Scope) -> int:
-    """How many active heads ``scope`` has (what ``each_index_row`` will yield): an index-only
-    count, milliseconds at 100k, read in the caller's transaction."""
+    """How many active heads ``scope`` has (what ``each_index_row`` will yield), read in the
+    caller's transaction: an index-only count, 65-90 ms at 100k heads on a loaded machine
+    against seconds for the read itself."""
     (count,) = conn.execute(_COUNT, (scope.memory_id, scope.actor_id)).fetchone()
     return int(count)
 
