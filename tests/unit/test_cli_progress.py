@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from cairn.changes import NewRecord
 from cairn.cli.progress import BATCH, embed_with_progress
+from cairn.clock import FixedClock
 from cairn.local.memory import with_vectors
-from cairn.models import Source, SourceKind
+from cairn.models import Scope, Source, SourceKind
 from cairn.testing import HashingEmbedder
 
 
@@ -70,3 +72,31 @@ def test_a_quick_loop_or_a_pipe_shows_nothing() -> None:
     pipe = io.StringIO()
     assert list(counted(items, label="exporting", stream=pipe, after_seconds=0)) == items
     assert pipe.getvalue() == ""
+
+
+def test_a_long_listing_shows_records_read_and_returns_every_page(tmp_path: Path) -> None:
+    from cairn.changes import MAX_CHANGES_PER_APPLY, Create
+    from cairn.cli.progress import listed
+    from cairn.local.store import all_records
+    from cairn.ports import MAX_PAGE_SIZE
+    from cairn.store.sqlite import SQLiteBackend
+
+    scope = Scope(memory_id="default", actor_id="a")
+    stores = SQLiteBackend(tmp_path / "s.db", FixedClock()).stores()
+    try:
+        records = _records(2 * MAX_PAGE_SIZE + 7)
+        for start in range(0, len(records), MAX_CHANGES_PER_APPLY):
+            batch = records[start : start + MAX_CHANGES_PER_APPLY]
+            stores.records.apply(scope, [Create(record=r) for r in batch])
+        screen, pipe = Terminal(), Terminal()
+        shown = listed(stores, scope, label="reading", stream=screen, after_seconds=0)
+        assert shown == all_records(stores, scope)
+        assert len(shown) == len(records)
+        drawn = screen.getvalue()
+        assert "reading" in drawn
+        assert "record [" in drawn  # a count of records read (tqdm throttles its redraws)
+        assert "private fact" not in drawn
+        assert listed(stores, scope, stream=pipe) == shown  # under a second: nothing drawn
+        assert pipe.getvalue() == ""
+    finally:
+        stores.close()

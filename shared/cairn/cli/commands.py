@@ -17,7 +17,7 @@ from cairn.changes import MAX_CHANGES_PER_APPLY, Create, FoldIn, NewRecord, Retr
 from cairn.cli.errors import FAILURE_EXIT, UsageError
 from cairn.cli.opening import opened, scope_of
 from cairn.cli.output import record_line, version_json, version_lines, when
-from cairn.cli.progress import embed_with_progress
+from cairn.cli.progress import embed_with_progress, listed
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.local.memory import DEFAULT_CONFIDENCE, plan_remember
 from cairn.local.store import all_records, default_namespace, read_now
@@ -115,7 +115,7 @@ def _dump(versions: Sequence[RecordVersion]) -> list[dict[str, Any]]:
 def as_of(args: argparse.Namespace) -> int:
     """Print the records that were active at TIME, as the versions current then."""
     with opened(args) as ctx:
-        held = all_records(ctx.stores, ctx.scope, namespace_prefix=args.namespace, as_of=args.time)
+        held = listed(ctx.stores, ctx.scope, namespace_prefix=args.namespace, as_of=args.time)
         held = list(read_now(ctx.stores, ctx.scope, held))
     if args.json:
         print(

@@ -120,7 +120,7 @@ def run_ls(args: argparse.Namespace) -> int:
 
 def _ls_records(args: argparse.Namespace, backend: SQLiteBackend) -> int:
     from cairn.cli.output import record_line, version_json
-    from cairn.local.store import all_records
+    from cairn.cli.progress import listed
     from cairn.models import Scope
 
     if args.actor is None:
@@ -128,9 +128,9 @@ def _ls_records(args: argparse.Namespace, backend: SQLiteBackend) -> int:
     scope = Scope(memory_id=args.memory, actor_id=args.actor)
     stores = backend.stores()
     if args.status == "active":
-        heads = all_records(stores, scope, namespace_prefix=args.namespace)
+        heads = listed(stores, scope, namespace_prefix=args.namespace)
     else:
-        heads = all_records(stores, scope, namespace_prefix=args.namespace, include_inactive=True)
+        heads = listed(stores, scope, namespace_prefix=args.namespace, include_inactive=True)
         if args.status != "all":
             heads = [head for head in heads if head.status.value == args.status]
     if args.category is not None:

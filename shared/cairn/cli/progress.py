@@ -5,7 +5,8 @@ takes over a second: ``embed_texts`` embeds in batches and shows a bar on a term
 hides it when stderr is not one, so scripts and pipes see nothing); ``embed_with_progress``
 gives records their vectors that way. ``index_build_bar`` shows the first recall of a large
 scope building its recall index; ``counted`` any other loop over many records (export, import's
-writes) once it has run a second. A bar names only counts, never content.
+writes) once it has run a second, and ``listed`` a listing of many records (``ls records``,
+``as-of``, ``export``). A bar names only counts, never content.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
     from cairn.changes import NewRecord, Vector
-    from cairn.ports import Embedder
+    from cairn.models import RecordVersion, Scope
+    from cairn.ports import Embedder, Stores
 
 BATCH = 32
 
@@ -177,6 +179,43 @@ def counted(
             yield item
         if bar is not None:
             bar.update(len(items) - bar.n)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def listed(
+    stores: Stores,
+    scope: Scope,
+    *,
+    label: str = "reading",
+    stream: TextIO | None = None,
+    after_seconds: float = SLOW_BUILD_SECONDS,
+    **filters: Any,
+) -> list[RecordVersion]:
+    """``cairn.local.store.all_records(stores, scope, **filters)``, page by page; on a terminal,
+    once the listing has run ``after_seconds``, a bar of the records read so far (no total: a
+    listing cannot count ahead)."""
+    from cairn.ports import MAX_PAGE_SIZE
+
+    screen = stream or sys.stderr
+    began = time.monotonic()
+    bar: Any = None
+    found: list[RecordVersion] = []
+    cursor: str | None = None
+    try:
+        while True:
+            page = stores.records.list_records(scope, limit=MAX_PAGE_SIZE, cursor=cursor, **filters)
+            found.extend(page.items)
+            cursor = page.next_cursor
+            if bar is None and screen.isatty() and time.monotonic() - began >= after_seconds:
+                from tqdm import tqdm
+
+                bar = tqdm(desc=label, unit="record", file=screen, leave=False)
+            if bar is not None:
+                bar.update(len(found) - bar.n)
+            if cursor is None:
+                return found
     finally:
         if bar is not None:
             bar.close()

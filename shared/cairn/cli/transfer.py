@@ -92,11 +92,10 @@ def _histories(
     stores: Stores, scope: Scope, erased: Sequence[str]
 ) -> Iterator[tuple[RecordVersion, ...]]:
     """The history of every record of the scope, erased ones too, in record id order."""
-    from cairn.cli.progress import counted
-    from cairn.local.store import all_records
+    from cairn.cli.progress import counted, listed
 
-    listed = [head.record_id for head in all_records(stores, scope, include_inactive=True)]
-    for record_id in counted(sorted({*listed, *erased}), label=f"exporting {scope.actor_id}"):
+    heads = [head.record_id for head in listed(stores, scope, include_inactive=True)]
+    for record_id in counted(sorted({*heads, *erased}), label=f"exporting {scope.actor_id}"):
         yield stores.records.history(scope, record_id)
 
 
