@@ -137,8 +137,8 @@ def _ls_records(args: argparse.Namespace, backend: SQLiteBackend) -> int:
         heads = [head for head in heads if head.category == args.category]
     shown = stores.access.counts(scope) if stores.access is not None else {}
     if args.json:
-        listed = [{**version_json(h), "access_count": shown.get(h.record_id, 0)} for h in heads]
-        print(json.dumps({"records": listed}, ensure_ascii=False))
+        rows = [{**version_json(h), "access_count": shown.get(h.record_id, 0)} for h in heads]
+        print(json.dumps({"records": rows}, ensure_ascii=False))
         return 0
     print(f"{len(heads)} record(s), {args.status}")
     for head in heads:

@@ -5,8 +5,8 @@ them from the store (``IndexRowReader.index_rows``) and tokenising them (``build
 At 100k records that is seconds, on the first recall of every process. A caller that can show
 progress (the CLI, on a terminal) wraps its recall in ``reporting(progress)``; the index reports
 the two passes as one count of twice the rows, the read first. A build that reads and tokenises
-each row in one pass (the persisted snapshot's, ``cairn.recall.index.streamed``) reports one
-count of the rows.
+each row in one pass (the persisted snapshot's, ``cairn.recall.index.streamed``) reports on the
+same count, two steps a row.
 
 A context variable, not a parameter of ``recall``: the index is a shared object found through
 the backend (``index_of``), and whether a recall builds anything is decided deep inside it, by
@@ -67,6 +67,15 @@ def build_passes() -> tuple[BuildProgress | None, BuildProgress | None]:
 
 
 def build_pass() -> BuildProgress | None:
-    """The listener of a build that reads and tokenises each row in one pass, as one count of
-    the rows; ``None`` when no one listens."""
-    return _LISTENER.get()
+    """The listener of a build that reads and tokenises each row in one pass, on the same
+    count of 2 x rows steps (a row built is both passes done for it); ``None`` when no one
+    listens."""
+    listener = _LISTENER.get()
+    if listener is None:
+        return None
+    heard = listener
+
+    def both(done: int, total: int) -> None:
+        heard(2 * done, 2 * total)
+
+    return both
