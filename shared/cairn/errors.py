@@ -134,6 +134,14 @@ class MemoryNotFoundError(NotFoundError):
         self.memory_id = memory_id
 
 
+class MemoryDeletingError(NotFoundError):
+    """DeleteMemory marked the memory before this write committed; nothing was written."""
+
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(f"memory {memory_id!r} is being deleted; nothing was written")
+        self.memory_id = memory_id
+
+
 class ChunkNotFoundError(NotFoundError):
     def __init__(self, chunk_id: str) -> None:
         super().__init__(f"history chunk {chunk_id!r} does not exist in this session")

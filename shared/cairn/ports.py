@@ -224,6 +224,7 @@ class RecordStore(Protocol):
         snapshot: Mapping[str, int] | None = None,
         consume_rollouts: Sequence[str] = (),
         erasures: int | None = None,
+        deletion_fence: bool = False,
     ) -> tuple[RecordVersion, ...]:
         """Append the versions ``changes`` imply, all or nothing; return them in order.
 
@@ -235,7 +236,10 @@ class RecordStore(Protocol):
         ``ConflictError`` and nothing is written. With ``erasures`` (what ``erasures(scope)``
         answered before the plan's inputs were read), an erase or retract committed since
         raises ``ErasedMeanwhileError`` and nothing is written, checked in the same
-        transaction. An apply that retracts counts as an erasure itself.
+        transaction. An apply that retracts counts as an erasure itself. With
+        ``deletion_fence``, nothing is written and ``MemoryDeletingError`` is raised once
+        DeleteMemory has marked the scope's memory (``MemoryConfigStore.mark_deleting``),
+        checked in the same transaction.
         """
         ...
 
@@ -434,6 +438,13 @@ class MemoryConfigStore(Protocol):
         """Forget the memory's configuration; ``MemoryNotFoundError`` if there is none."""
         ...
 
+    def mark_deleting(self, memory_id: str) -> None:
+        """Set the memory's deletion mark, for good (memory ids are never reused; marking
+        twice is a no-op): from then on every write made with ``deletion_fence`` (the
+        API's own record applies and placements) writes nothing in it, however early it
+        began. DeleteMemory sets it before it erases anything."""
+        ...
+
     def list_memories(
         self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None
     ) -> Page[MemoryConfig]:
@@ -508,6 +519,7 @@ class RecordDirectory(Protocol):
         placements: Sequence[RecordPlacement],
         *,
         erasures: int | None = None,
+        deletion_fence: bool = False,
     ) -> None:
         """Record where these records live; placing a record again overwrites its entry.
 
@@ -515,7 +527,9 @@ class RecordDirectory(Protocol):
         that the placer read before the reads its plan was built from; if an erasure of that
         scope has committed since, nothing is placed and ``ErasedMeanwhileError`` is raised,
         checked in the placement's own transaction (``cairn.erasure_fence``). Placements of
-        several actors with ``erasures`` are an ``InvalidInputError``."""
+        several actors with ``erasures`` are an ``InvalidInputError``. ``deletion_fence``:
+        nothing is placed once DeleteMemory marked the memory (``MemoryDeletingError``),
+        checked in the same transaction."""
         ...
 
     def locate(self, memory_id: str, record_id: str) -> RecordPlacement:

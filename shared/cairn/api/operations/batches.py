@@ -92,8 +92,8 @@ def apply_planned(
             if placements:
                 # Placed before the write: a placement without its record reads as not found,
                 # while a record without its placement would be invisible to the API.
-                ctx.directory.place(memory_id, placements)
-            ctx.records.apply(scope, [p.change for p in chunk])
+                ctx.directory.place(memory_id, placements, deletion_fence=True)
+            ctx.records.apply(scope, [p.change for p in chunk], deletion_fence=True)
         except CairnError as exc:
             error = from_cairn_error(exc, "batch")
             for item in chunk:

@@ -56,6 +56,7 @@ from cairn.store.dynamodb.codec import (
     s,
     text,
 )
+from cairn.store.dynamodb.deletion_marks import DeletionMarking
 from cairn.store.dynamodb.schema import TTL_ATTRIBUTE
 
 MEMORIES_PK = "M#"
@@ -94,7 +95,7 @@ def _decode_memory(item: Item) -> MemoryConfig:
     return MemoryConfig.model_validate_json(text(item, "d"))
 
 
-class DynamoDBMemoryConfigStore:
+class DynamoDBMemoryConfigStore(DeletionMarking):
     """Memory configurations; behaves exactly like ``InMemoryMemoryConfigStore``."""
 
     def __init__(self, db: DynamoDBClient, table: str) -> None:

@@ -37,6 +37,7 @@ from cairn.models import Scope, namespace_matches
 from cairn.ports import RecordPlacement
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import Item, key, n, s, scope_pk, text
+from cairn.store.dynamodb.deletion_marks import mark_checks, raise_if_marked
 from cairn.store.dynamodb.erasures import fence_item, read_erasures
 
 PLACED_FROM, BY_ACTOR_FROM, COUNT_FROM = "R#", "A#", "N#"
@@ -76,10 +77,12 @@ class DynamoDBRecordDirectory:
         placements: Sequence[RecordPlacement],
         *,
         erasures: int | None = None,
+        deletion_fence: bool = False,
     ) -> None:
         """Record where these records live (20 a transaction); an unchanged one writes nothing.
         With ``erasures``, each transaction also checks the scope's erasure count (the
-        ``ERASURES`` item the record store keeps in this table) is still that."""
+        ``ERASURES`` item the record store keeps in this table) is still that; with
+        ``deletion_fence``, that the memory has no deletion mark (``deletion_marks``)."""
         latest = {p.record_id: p for p in placements}  # placed twice in one call: the last wins
         wanted = list(latest.values())
         fence: tuple[str, int] | None = None
@@ -87,7 +90,8 @@ class DynamoDBRecordDirectory:
             scope = placement_scope(memory_id, (p.actor_id for p in wanted))
             fence = (scope_pk(scope), erasures)
         for start in range(0, len(wanted), _PLACE_CHUNK):
-            self._place_chunk(memory_id, wanted[start : start + _PLACE_CHUNK], fence)
+            chunk = wanted[start : start + _PLACE_CHUNK]
+            self._place_chunk(memory_id, chunk, fence, deletion_fence)
 
     def _fence(self, fence: tuple[str, int] | None) -> list[Item]:
         if fence is None:
@@ -96,7 +100,11 @@ class DynamoDBRecordDirectory:
         return [check] if check is not None else []
 
     def _place_chunk(
-        self, memory_id: str, chunk: list[RecordPlacement], fence: tuple[str, int] | None
+        self,
+        memory_id: str,
+        chunk: list[RecordPlacement],
+        fence: tuple[str, int] | None,
+        deletion_fence: bool,
     ) -> None:
         pk = directory_pk(memory_id)
         for attempt in range(_ATTEMPTS):
@@ -115,8 +123,10 @@ class DynamoDBRecordDirectory:
             if not writes:
                 return
             try:
-                self._db.transact([*writes, *self._fence(fence)])
+                marked = mark_checks(self._table, memory_id, deletion_fence)
+                self._db.transact([*writes, *self._fence(fence), *marked])
             except (ConflictError, StoreUnavailableError) as exc:
+                raise_if_marked(self._db, self._table, memory_id, deletion_fence)
                 if fence is not None:
                     now = read_erasures(self._db, self._table, fence[0])
                     if now != fence[1]:

@@ -62,6 +62,7 @@ from cairn.store.dynamodb.codec import (
     text,
     version_sk,
 )
+from cairn.store.dynamodb.deletion_marks import mark_checks, raise_if_marked
 from cairn.store.dynamodb.erasures import (
     Histories,
     LazyHistories,
@@ -104,6 +105,7 @@ class DynamoDBRecordStore:
         snapshot: Mapping[str, int] | None = None,
         consume_rollouts: Sequence[str] = (),
         erasures: int | None = None,
+        deletion_fence: bool = False,
     ) -> tuple[RecordVersion, ...]:
         """Append the versions ``changes`` imply and consume the rollouts in one
         TransactWriteItems, all or nothing (with the erasure fence, ``writes`` race 7).
@@ -128,6 +130,7 @@ class DynamoDBRecordStore:
         if writes or consumed:
             checked = {**successor_checks(changes, current), **snapshot}
             extra = [*consumed, *fence_items(self._table, scope, writes, erasures, erases(changes))]
+            extra += mark_checks(self._table, scope.memory_id, deletion_fence)
             versions = [write.version for write in writes]
 
             def build(feed: Sequence[Item]) -> list[Item]:
@@ -137,6 +140,7 @@ class DynamoDBRecordStore:
                 entries = written_entries(versions)
                 commit(self._db, self._table, pk, build, entries, now, sequence=sequence)
             except ConflictError as conflict:
+                raise_if_marked(self._db, self._table, scope.memory_id, deletion_fence)
                 if erasures is not None and (found := self.erasures(scope)) != erasures:
                     raise ErasedMeanwhileError(erasures, found) from conflict
                 if isinstance(conflict, SnapshotConflictError):

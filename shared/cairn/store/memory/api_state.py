@@ -15,6 +15,7 @@ from typing import Any
 from cairn.erasure_fence import check_fence, placement_scope
 from cairn.errors import (
     ConflictError,
+    MemoryDeletingError,
     MemoryNameTakenError,
     MemoryNotFoundError,
     RecordNotFoundError,
@@ -33,6 +34,13 @@ class ApiState:
     memories: dict[str, MemoryConfig] = field(default_factory=dict)
     claims: dict[str, IdempotencyClaim] = field(default_factory=dict)
     placements: dict[str, dict[str, RecordPlacement]] = field(default_factory=dict)
+    # Memories DeleteMemory marked (``MemoryConfigStore.mark_deleting``); never unmarked.
+    deleting: set[str] = field(default_factory=set)
+
+    def check_not_deleting(self, memory_id: str) -> None:
+        """``MemoryDeletingError`` if the memory is marked (the caller holds the lock)."""
+        if memory_id in self.deleting:
+            raise MemoryDeletingError(memory_id)
 
 
 class InMemoryMemoryConfigStore:
@@ -63,6 +71,10 @@ class InMemoryMemoryConfigStore:
                     f"(revision {current.revision}, expected {expected_revision}); retry it"
                 )
             self._s.memories[memory.memory_id] = memory
+
+    def mark_deleting(self, memory_id: str) -> None:
+        with self._s.lock:
+            self._s.deleting.add(memory_id)
 
     def delete(self, memory_id: str) -> None:
         with self._s.lock:
@@ -136,8 +148,11 @@ class InMemoryRecordDirectory:
         placements: Sequence[RecordPlacement],
         *,
         erasures: int | None = None,
+        deletion_fence: bool = False,
     ) -> None:
         with self._s.lock:
+            if deletion_fence and placements:
+                self._s.check_not_deleting(memory_id)
             if erasures is not None and placements:
                 scope = placement_scope(memory_id, (p.actor_id for p in placements))
                 check_fence(erasures, self._erasures.get(scope, 0))

@@ -170,9 +170,12 @@ class InMemoryRecordStore:
         snapshot: Mapping[str, int] | None = None,
         consume_rollouts: Sequence[str] = (),
         erasures: int | None = None,
+        deletion_fence: bool = False,
     ) -> tuple[RecordVersion, ...]:
         with self._b.lock:
             check_fence(erasures, self._b.record_erasures[scope])
+            if deletion_fence:
+                self._b.api_state.check_not_deleting(scope.memory_id)
             records = self._b.versions[scope]
             wanted = set(touched_ids(changes)) | set(snapshot or {})
             heads = {rid: records[rid][-1] for rid in wanted if rid in records}

@@ -26,6 +26,7 @@ from cairn.paging import check_limit
 from cairn.ports import DEFAULT_PAGE_SIZE, IdempotencyClaim, RecordPlacement
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
+from cairn.store.sqlite.generations import check_not_deleting
 from cairn.store.sqlite.generations import erasures as count_of_erasures
 from cairn.store.sqlite.listing import namespace_filter
 
@@ -71,6 +72,13 @@ class SQLiteMemoryConfigStore:
             conn.execute(
                 "UPDATE memories SET revision = ?, data = ? WHERE memory_id = ?",
                 (memory.revision, memory.model_dump_json(), memory.memory_id),
+            )
+
+    def mark_deleting(self, memory_id: str) -> None:
+        """Set the memory's deletion mark for good (``memory_deletions``)."""
+        with self._db.transaction(write=True) as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO memory_deletions (memory_id) VALUES (?)", (memory_id,)
             )
 
     def delete(self, memory_id: str) -> None:
@@ -178,10 +186,14 @@ class SQLiteRecordDirectory:
         placements: Sequence[RecordPlacement],
         *,
         erasures: int | None = None,
+        deletion_fence: bool = False,
     ) -> None:
         """Record where these records live; placing a record again overwrites its entry. With
-        ``erasures``, only if no erasure of their scope committed since (same transaction)."""
+        ``erasures``, only if no erasure of their scope committed since; with
+        ``deletion_fence``, only in an unmarked memory (both in the same transaction)."""
         with self._db.transaction(write=True) as conn:
+            if deletion_fence and placements:
+                check_not_deleting(conn, memory_id)
             if erasures is not None and placements:
                 scope = placement_scope(memory_id, (p.actor_id for p in placements))
                 check_fence(erasures, count_of_erasures(conn, scope))

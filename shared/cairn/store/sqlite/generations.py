@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from cairn.errors import MemoryDeletingError
 from cairn.models import Scope
 from cairn.store.sqlite.connection import SQLiteDatabase
 
@@ -69,3 +70,13 @@ def count_erasure(conn: sqlite3.Connection, scope: Scope) -> None:
         " ON CONFLICT (memory_id, actor_id) DO UPDATE SET erasures = erasures + 1",
         (scope.memory_id, scope.actor_id),
     )
+
+
+def check_not_deleting(conn: sqlite3.Connection, memory_id: str) -> None:
+    """``MemoryDeletingError`` if DeleteMemory marked the memory; call inside the write's
+    own transaction (the deletion fence, ``MemoryConfigStore.mark_deleting``)."""
+    marked = conn.execute(
+        "SELECT 1 FROM memory_deletions WHERE memory_id = ?", (memory_id,)
+    ).fetchone()
+    if marked is not None:
+        raise MemoryDeletingError(memory_id)

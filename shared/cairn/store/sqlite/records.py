@@ -34,7 +34,7 @@ from cairn.row_integrity import listed_versions, read_version, record_id_in
 from cairn.store.sqlite.changes import log_erased, log_writes
 from cairn.store.sqlite.codec import decode_vector, encode_time, encode_vector
 from cairn.store.sqlite.connection import SQLiteDatabase
-from cairn.store.sqlite.generations import bump, count_erasure
+from cairn.store.sqlite.generations import bump, check_not_deleting, count_erasure
 from cairn.store.sqlite.generations import erasures as scope_erasures
 from cairn.store.sqlite.index_rows import count_index_rows, each_index_row, read_index_rows
 from cairn.store.sqlite.listing import listing_query
@@ -64,11 +64,14 @@ class SQLiteRecordStore:
         snapshot: Mapping[str, int] | None = None,
         consume_rollouts: Sequence[str] = (),
         erasures: int | None = None,
+        deletion_fence: bool = False,
     ) -> tuple[RecordVersion, ...]:
         """Append the versions ``changes`` imply and consume the rollouts in one transaction,
         all or nothing."""
         with self._db.transaction(write=True) as conn:
             check_fence(erasures, scope_erasures(conn, scope))
+            if deletion_fence:
+                check_not_deleting(conn, scope.memory_id)
             wanted = list(dict.fromkeys([*touched_ids(changes), *(snapshot or {})]))
             heads = _heads(conn, scope, wanted)
             now = self._clock.now()
