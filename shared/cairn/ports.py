@@ -319,12 +319,19 @@ class RecordStore(Protocol):
 
 class EventStore(Protocol):
     def append(
-        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Event:
         """Store one immutable event and return it with its id. Under an ``idempotency_key``
         the scope stored an event with (within ``APPEND_KEY_KEPT_FOR``), store nothing and
         return that event (``EventNotFoundError`` if it was deleted since): a caller that
-        cannot tell whether its append landed appends again and never doubles it."""
+        cannot tell whether its append landed appends again and never doubles it. With
+        ``deletion_fence``, nothing is stored once DeleteMemory marked the memory
+        (``MemoryDeletingError``, checked in the same transaction)."""
         ...
 
     def get_event(self, scope: Scope, session_id: str, event_id: str) -> Event: ...
@@ -562,8 +569,10 @@ class RolloutStore(Protocol):
         *,
         policy: TriggerPolicy | None,
         idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Appended:
-        """Append ``event`` (as ``EventStore.append``) and, in the same transaction, count it
+        """Append ``event`` (as ``EventStore.append``, ``deletion_fence`` too) and, in the same
+        transaction, count it
         toward its session's triggers (``count_append``); a fired trigger's rollout is claimed
         and returned. With no ``policy`` the event is appended and not counted. A repeat under
         an ``idempotency_key`` returns the stored event, counts nothing and claims nothing."""

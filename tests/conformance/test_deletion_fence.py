@@ -7,12 +7,15 @@ has no erasure count for DeleteMemory to move). Driven through the API in
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from cairn.changes import Create
 from cairn.errors import MemoryDeletingError, RecordNotFoundError
-from cairn.models import Scope
+from cairn.models import Conversational, EventInput, Role, Scope
 from cairn.ports import RecordPlacement, Stores
+from cairn.rollout.index import TriggerPolicy
 from tests.conformance.samples import FACTS, OTHER_MEMORY, SCOPE, new_fact
 
 NEW_ACTOR = Scope(memory_id=SCOPE.memory_id, actor_id="newcomer")
@@ -82,3 +85,34 @@ def test_a_fenced_write_in_an_unmarked_memory_commits(stores: Stores) -> None:
     assert [v.record_id for v in stores.records.list_records(NEW_ACTOR).items] == [
         written.record_id
     ]
+
+
+def _turn() -> EventInput:
+    return EventInput(
+        session_id="s1",
+        event_timestamp=datetime(2026, 1, 1, 12, tzinfo=UTC),
+        payload=(Conversational(role=Role.USER, text="My passport is 8841"),),
+    )
+
+
+def test_a_fenced_event_append_after_the_mark_stores_nothing(stores: Stores) -> None:
+    _marked(stores)
+
+    with pytest.raises(MemoryDeletingError):
+        stores.events.append(NEW_ACTOR, _turn(), idempotency_key="k1", deletion_fence=True)
+
+    assert stores.events.list_sessions(NEW_ACTOR).items == ()
+    assert stores.events.list_actors(SCOPE.memory_id).items == ()
+
+
+def test_a_fenced_counted_append_after_the_mark_stores_and_counts_nothing(stores: Stores) -> None:
+    _marked(stores)
+    if stores.rollouts is None:
+        pytest.skip("this backend keeps no rollout index")
+    policy = TriggerPolicy(strategy_ids=("facts",), message_count=1)
+
+    with pytest.raises(MemoryDeletingError):
+        stores.rollouts.append_counted(NEW_ACTOR, _turn(), policy=policy, deletion_fence=True)
+
+    assert stores.events.list_sessions(NEW_ACTOR).items == ()
+    assert stores.rollouts.counters(NEW_ACTOR, "s1") is None

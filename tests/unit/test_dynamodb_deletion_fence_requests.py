@@ -10,7 +10,7 @@ import pytest
 from cairn.changes import Create
 from cairn.errors import MemoryDeletingError
 from cairn.ports import RecordPlacement
-from tests.unit.test_dynamodb_requests import SCOPE, World, fact, world
+from tests.unit.test_dynamodb_requests import SCOPE, World, fact, turn, world
 
 __all__ = ["world"]  # the moto fixture, shared with the request counts of every store
 
@@ -63,4 +63,17 @@ def test_a_fenced_placement_sends_the_same_requests_with_one_more_item(world: Wo
     )
 
     assert fenced == plain
+    assert world.log.transaction_sizes[-1] == unfenced + 1
+
+
+def test_a_fenced_event_append_sends_the_same_transaction_with_one_more_item(
+    world: World,
+) -> None:
+    events = world.stores.events
+    plain = world.log.during(lambda: events.append(SCOPE, turn("hello")))
+    unfenced = world.log.transaction_sizes[-1]
+
+    fenced = world.log.during(lambda: events.append(SCOPE, turn("again"), deletion_fence=True))
+
+    assert fenced == plain == ["TransactWriteItems"]
     assert world.log.transaction_sizes[-1] == unfenced + 1

@@ -112,13 +112,18 @@ class RolloutPipeline:
         policy: TriggerPolicy | None,
         *,
         idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Appended:
         """Append and count ``event``; release the rollout it claimed, if any; arm the sweep
         for what the append left due. The event is acknowledged once this returns, even if
         releasing or arming failed (the sweep retries the one, the safety sweep covers both).
         A repeat under ``idempotency_key`` returns the first event (``append_counted``)."""
         appended = self.rollouts.append_counted(
-            scope, event, policy=policy, idempotency_key=idempotency_key
+            scope,
+            event,
+            policy=policy,
+            idempotency_key=idempotency_key,
+            deletion_fence=deletion_fence,
         )
         wake = appended.idle_due_at
         if appended.claim is not None:

@@ -51,10 +51,11 @@ def append_event(
     gets the event the first one stored, even if nobody could tell whether that one landed."""
     key = append_key(memory.memory_id, operation, params, not_identifying)
     if ctx.extraction is None:
-        return ctx.events.append(scope, event, idempotency_key=key)
+        return ctx.events.append(scope, event, idempotency_key=key, deletion_fence=True)
     skipped = params.get("extractionMode") == SKIP_EXTRACTION
     policy = None if skipped else policy_for(memory, ctx.settings.built_in_triggers)
-    return ctx.extraction.append(scope, event, policy, idempotency_key=key).event
+    appended = ctx.extraction.append(scope, event, policy, idempotency_key=key, deletion_fence=True)
+    return appended.event
 
 
 def _append_once(

@@ -150,9 +150,10 @@ def delete_memory(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
     memory = ctx.memories.get(params["memoryId"])
 
     def execute() -> Outcome:
-        # The deletion mark first: a fenced write (BatchCreateMemoryRecords' records and
-        # placements) that checked the memory before this and commits after it writes nothing
-        # (docs/security.md), even for an actor the erase below would not know of.
+        # The deletion mark first: a fenced write (the record batches' records and placements,
+        # CreateEvent's and IngestData's events) that checked the memory before this and
+        # commits after it writes nothing (docs/security.md), even for an actor the erase
+        # below would not know of.
         ctx.memories.mark_deleting(memory.memory_id)
         if memory.status is not MemoryStatus.DELETING:
             # Marked first: data-plane calls stop while the erase runs, and a failed erase

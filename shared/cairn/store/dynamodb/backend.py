@@ -82,7 +82,9 @@ class DynamoDBBackend:
             records=DynamoDBRecordStore(
                 self._db, self.items_table, self.clock, index_objects=self.index_objects
             ),
-            events=DynamoDBEventStore(self._db, self.events_table, self.clock, chunks=chunks),
+            events=DynamoDBEventStore(
+                self._db, self.events_table, self.clock, chunks=chunks, items=self.items_table
+            ),
             journal=DynamoDBJournalStore(self._db, self.items_table),
             owner=self,
             rollouts=DynamoDBRolloutStore(

@@ -39,6 +39,7 @@ from cairn.store.dynamodb.codec import (
     sessions_pk,
     text,
 )
+from cairn.store.dynamodb.deletion_marks import mark_checks, raise_if_marked
 from cairn.store.dynamodb.schema import EVENT_ID_INDEX
 from cairn.store.dynamodb.summaries import SessionSummaries
 
@@ -55,15 +56,22 @@ class DynamoDBEventStore:
         clock: Clock,
         *,
         chunks: DynamoDBChunkStore | None = None,
+        items: str = "",
     ) -> None:
         self._db = db
         self._table = table
+        self._items = items  # where the deletion marks are (``deletion_marks``)
         self._clock = clock
         self._chunks = chunks
         self._summaries = SessionSummaries(db, table)
 
     def append(
-        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Event:
         """Store one immutable event and count it: one TransactWriteItems (with the key's
         guard, ``append_keys``; a repeat fails it and answers with the first event)."""
@@ -85,9 +93,11 @@ class DynamoDBEventStore:
         }
         counted = self._summaries.count_updates(scope, stored.session_id, +1, text(item, "ca"))
         guard = guard_puts(self._table, scope, idempotency_key, item, stored.created_at)
+        marked = mark_checks(self._items, scope.memory_id, deletion_fence)
         try:
-            self._db.transact([{"Put": put}, *counted, *guard])
+            self._db.transact([{"Put": put}, *counted, *guard, *marked])
         except ConflictError:
+            raise_if_marked(self._db, self._items, scope.memory_id, deletion_fence)
             known = stored_under(self._db, self._table, scope, idempotency_key, stored.created_at)
             if known is None:
                 raise

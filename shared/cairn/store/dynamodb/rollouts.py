@@ -66,6 +66,7 @@ from cairn.store.dynamodb.codec import (
     scope_pk,
     text,
 )
+from cairn.store.dynamodb.deletion_marks import mark_checks, raise_if_marked
 from cairn.store.dynamodb.rollout_codec import (
     CONSUMED_FROM,
     COUNTERS_FROM,
@@ -142,6 +143,7 @@ class DynamoDBRolloutStore:
         *,
         policy: TriggerPolicy | None,
         idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Appended:
         """Append and count in one TransactWriteItems, re-planned while writers contend (a
         repeat under its key fails it on the key's guard and answers the first event)."""
@@ -159,6 +161,7 @@ class DynamoDBRolloutStore:
             *self._summaries.count_updates(scope, stored.session_id, +1, text(item, "ca")),
         ]
         base += guard_puts(self._events, scope, idempotency_key, item, stored.created_at)
+        base += mark_checks(self._items, scope.memory_id, deletion_fence)
         for attempt in range(_ATTEMPTS):
             _back_off(attempt)
             current = self.counters(scope, stored.session_id) if policy is not None else None
@@ -175,6 +178,7 @@ class DynamoDBRolloutStore:
             try:
                 self._db.transact(writes)
             except (ConflictError, StoreUnavailableError) as exc:
+                raise_if_marked(self._db, self._items, scope.memory_id, deletion_fence)
                 if isinstance(exc, ConflictError) and (
                     known := stored_under(
                         self._db, self._events, scope, idempotency_key, stored.created_at

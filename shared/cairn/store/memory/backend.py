@@ -348,10 +348,17 @@ class InMemoryEventStore:
         self._b = backend
 
     def append(
-        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Event:
         check_append_key(idempotency_key)
         with self._b.lock:
+            if deletion_fence:
+                self._b.api_state.check_not_deleting(scope.memory_id)
             now = self._b.clock.now()
             known = self._b.append_keys.stored(scope, idempotency_key)
             if known is not None:

@@ -69,13 +69,16 @@ class InMemoryRolloutStore:
         *,
         policy: TriggerPolicy | None,
         idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Appended:
         check_append_key(idempotency_key)
         with self._lock:  # re-entrant: the append below takes it too
             known = self._keys.stored(scope, idempotency_key)
-            if known is not None:
+            if known is not None and not deletion_fence:
                 return Appended(event=known)
-            stored = self._events.append(scope, event, idempotency_key=idempotency_key)
+            stored = self._events.append(
+                scope, event, idempotency_key=idempotency_key, deletion_fence=deletion_fence
+            )
             if policy is None:
                 return Appended(event=stored)
             key = (scope, stored.session_id)

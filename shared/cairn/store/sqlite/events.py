@@ -16,6 +16,7 @@ from cairn.store.sqlite import append_keys
 from cairn.store.sqlite.chunks import forget_turn_in
 from cairn.store.sqlite.codec import decode_time, encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
+from cairn.store.sqlite.generations import check_not_deleting
 
 _MALFORMED = "pagination cursor is malformed; pass back the next token exactly as returned"
 
@@ -72,13 +73,20 @@ class SQLiteEventStore:
         self._clock = clock
 
     def append(
-        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Event:
         """Store one immutable event and return it with its id (a repeat under its key:
         the first one)."""
         check_append_key(idempotency_key)
         now = self._clock.now()
         with self._db.transaction(write=True) as conn:
+            if deletion_fence:
+                check_not_deleting(conn, scope.memory_id)
             known = append_keys.stored_under(conn, scope, idempotency_key, now)
             if known is not None:
                 return known

@@ -36,6 +36,7 @@ from cairn.store.sqlite.append_batch import append_batch
 from cairn.store.sqlite.codec import decode_time, encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import insert_event
+from cairn.store.sqlite.generations import check_not_deleting
 from cairn.store.sqlite.rollout_rows import COUNTERS, save_rollout
 from cairn.store.sqlite.rollout_rows import save_counters as _save_counters
 
@@ -69,11 +70,14 @@ class SQLiteRolloutStore:
         *,
         policy: TriggerPolicy | None,
         idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Appended:
         """Append and count in one write transaction; a fired trigger's claim is returned."""
         check_append_key(idempotency_key)
         now = self._clock.now()
         with self._db.transaction(write=True) as conn:
+            if deletion_fence:
+                check_not_deleting(conn, scope.memory_id)
             known = append_keys.stored_under(conn, scope, idempotency_key, now)
             if known is not None:
                 return Appended(event=known)
