@@ -23,11 +23,17 @@ from cairn.models import JournalEntry, Scope
 from cairn.ports import ChainHead, JournalStore
 
 _PAGE = 100
+# Fields added to JournalEntry after chains were first filed: left out of the digest while
+# empty, so an entry filed before them keeps its digest.
+_ADDED_LATER = ("channels", "shown")
 
 
 def chain_digest(entry: JournalEntry) -> str:
     """sha256 hex of the entry's canonical JSON, chain fields included."""
     document = entry.model_dump(mode="json")
+    for name in _ADDED_LATER:  # absent, as in entries filed before they existed
+        if not document[name]:
+            del document[name]
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

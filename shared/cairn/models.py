@@ -335,6 +335,20 @@ class SelectedEntry(Frozen):
     score: float
 
 
+class ShownHit(Frozen):
+    """One line of a recall over records, turns and chunks as the journal pins it: a record by
+    id, version and content digest; a turn (event id) or a chunk (chunk id) by its session and
+    the sha256 of its text (both are immutable under their ids)."""
+
+    kind: Annotated[str, Field(pattern=r"^(records|turns|chunks)$")]
+    ref: Label
+    session_id: SessionId | None = None
+    version: int | None = Field(default=None, ge=1)
+    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    in_period: bool = False
+    score: float
+
+
 class JournalEntry(Frozen):
     """The record of one recall; replay re-materialises exactly ``selected``, never searches."""
 
@@ -350,6 +364,10 @@ class JournalEntry(Frozen):
     block_digest: str
     # The block carried recall's fixed weak-matches line (replay renders it again).
     weak: bool = False
+    # A recall over records, turns and chunks (``cairn.history.recall_both``): the kinds it
+    # searched and every line it showed, in order (``selected`` holds its records too).
+    channels: tuple[str, ...] = ()
+    shown: tuple[ShownHit, ...] = ()
     # The scope's hash chain (``cairn.journal_chain``), set by the store when it files the
     # entry: its place in the scope (1, 2, ...; 0 for an entry filed before chains) and the
     # chain digest of the entry before it (``None`` for the first).

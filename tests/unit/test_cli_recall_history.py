@@ -10,7 +10,7 @@ import pytest
 
 from cairn.cli.main import main
 from cairn.clock import SystemClock
-from cairn.history.search import HEADING
+from cairn.history.hits import HEADING
 from cairn.models import Conversational, EventInput, Role, Scope
 from cairn.store.sqlite import SQLiteBackend
 
@@ -93,3 +93,20 @@ def test_recall_with_history_refuses_a_records_only_filter_and_changes_nothing(
     assert out == ""
     assert "select records only" in err
     assert store.read_bytes() == before
+
+
+def test_recall_with_history_is_journalled_and_cairn_replay_reproduces_it(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where = ("--store", str(store), "--actor", "alice")
+    status, out, _ = cairn(capsys, "recall", "does she have a dog?", "--with-history", *where)
+    assert status == 0
+    *block, last = out.rstrip("\n").splitlines()
+    assert last.startswith("journal: jrn-")
+    journal_id = last.removeprefix("journal: ")
+
+    status, replayed, err = cairn(capsys, "replay", journal_id, *where)
+
+    assert status == 0, (replayed, err)
+    assert "\n".join(block) in replayed
+    assert "replay: matches the journaled block" in replayed

@@ -25,6 +25,7 @@ from cairn.models import SPEAKER_METADATA_KEY, Conversational, EventInput, Scope
 from cairn.ports import Stores
 from cairn.runtime import MemorySession, SessionOptions
 from cairn.runtime.agentcore import AgentCoreSessionStore
+from cairn.runtime.tool_inputs import MEMORY_RECALL
 from cairn.store.sqlite import SQLiteBackend
 from cairn.testing import HashingEmbedder
 from tests.compat.conftest import point_clients_at
@@ -246,3 +247,19 @@ def test_an_unreachable_endpoint_degrades_recall_and_refuses_appends_as_retryabl
             Scope(memory_id="nowhere-memory-0001", actor_id="tg:42"), turn, token=uuid.uuid4().hex
         )
     assert raised.value.retryable
+
+
+def test_over_http_memory_recall_searches_records_and_refuses_turns_with_what_to_do(
+    client: Any, memory_id: str
+) -> None:
+    record_id = _file(client, memory_id, "/facts/tg:42/", "The user keeps bees on the roof.")
+    session = _session(client, memory_id)
+    records = session.recall("bees on the roof", channels=("records",))
+    assert [(h.kind, h.ref) for h in records.hits] == [("records", record_id)]
+    run = session.start_run("bees")
+    refused = run.tools.call(
+        MEMORY_RECALL, {"query": "bees on the roof", "channels": ["records", "turns"]}
+    )
+    assert not refused.ok
+    assert "cannot be recalled over the AgentCore API" in refused.content["error"]
+    assert "channels ['records']" in refused.content["error"]

@@ -19,11 +19,11 @@ from cairn.cli.opening import opened, scope_of
 from cairn.cli.output import record_line, version_json, version_lines, when
 from cairn.cli.progress import embed_with_progress, listed
 from cairn.embed.onnx import OnnxEmbedder
+from cairn.history.journalled import replay as replay_journal
 from cairn.local.memory import DEFAULT_CONFIDENCE, plan_remember
 from cairn.local.store import all_records, default_namespace, read_now
 from cairn.models import RecordVersion, Source, SourceKind
 from cairn.recall import Replay
-from cairn.recall import replay as replay_journal
 from cairn.visible_text import neutralised
 
 

@@ -8,12 +8,12 @@ import json
 from cairn.cli.opening import opened, require_known_actor
 from cairn.cli.progress import index_build_bar
 from cairn.embed.onnx import OnnxEmbedder
-from cairn.history.search import recall_both, render_hits
+from cairn.history.search import recall_both
 from cairn.recall import RecallQuery
 
 
 def recall_with_history(args: argparse.Namespace, query: RecallQuery) -> int:
-    """``recall --with-history``: records, turns and chunks in one ranking (not journalled)."""
+    """``recall --with-history``: records, turns and chunks in one ranking, journalled."""
     with opened(args) as ctx:
         require_known_actor(ctx, args.store)
         with index_build_bar():
@@ -34,7 +34,9 @@ def recall_with_history(args: argparse.Namespace, query: RecallQuery) -> int:
             }
             for hit in found.hits
         ]
-        print(json.dumps({"now": found.now.isoformat(), "hits": hits}, ensure_ascii=False))
+        document = {"now": found.now.isoformat(), "hits": hits, "journal_id": found.journal_id}
+        print(json.dumps(document, ensure_ascii=False))
     else:
-        print(render_hits(found))
+        print(found.block)
+        print(f"journal: {found.journal_id}")
     return 0

@@ -25,6 +25,7 @@ session's events and chunks: exact, and linear in the history.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -42,6 +43,16 @@ from cairn.rollout.index import messages_of
 
 Kind = Literal["records", "turns", "chunks"]
 ALL_KINDS: frozenset[Kind] = frozenset({"records", "turns", "chunks"})
+
+
+def kinds_of(names: Iterable[str]) -> frozenset[Kind]:
+    """The kinds ``names`` names; ``InvalidInputError`` for none or an unknown one."""
+    found = frozenset(names)
+    if not found or not found <= ALL_KINDS:
+        raise InvalidInputError("channels must name one or more of records, turns, chunks")
+    return frozenset(k for k in ALL_KINDS if k in found)
+
+
 MAX_RESULTS = 1000
 
 

@@ -23,69 +23,52 @@ erased session is absent from the next answer, because each call lists what the 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from cairn.errors import InvalidInputError
 from cairn.history.axes import ALL_KINDS, Kind
-from cairn.history.turns import role_source, session_events
-from cairn.models import RecordVersion, Role, Scope, Trust, derive_trust
+from cairn.history.hits import (
+    Hit,
+    Piece,
+    chunk_piece,
+    hits_block,
+    piece_hit,
+    record_hit,
+    turn_piece,
+)
+from cairn.history.journalled import journal_hits
+from cairn.history.turns import session_events
+from cairn.models import Scope, Trust
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
 from cairn.recall.dedup import deduplicate, untrusted_limit
 from cairn.recall.index import index_of
-from cairn.recall.index.passages import Passage, PassageIndex
+from cairn.recall.index.passages import PassageIndex
 from cairn.recall.query import DEFAULT_POLICY, RecallPolicy, RecallQuery
 from cairn.recall.ranking import ranking_score
-from cairn.recall.render import CAVEAT, one_line, quote
 from cairn.recall.signals import in_periods
 from cairn.recall.temporal import Period, query_periods
-from cairn.rollout.index import messages_of
-from cairn.visible_text import neutralised
+
+__all__ = ["BothChannels", "Hit", "recall_both", "render_hits"]
 
 # What a passage ranks with for a confidence: the middle of the scale, so a distilled record
 # of equal relevance and high confidence ranks ahead of the words it was distilled from.
 PASSAGE_CONFIDENCE = 0.5
 _SHARED = PassageIndex()
-HEADING = "## Recalled from memory and history"
-EMPTY_LINE = "(nothing recalled)"
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One thing recalled: a record, a turn or a chunk, with its score in [0, 1]."""
-
-    kind: Kind
-    ref: str  # record id, event id or chunk id
-    session_id: str | None
-    at: datetime  # a record's date, a turn's time, a chunk's period start
-    text: str
-    trust: Trust
-    score: float
-    relevance: float
-    in_period: bool  # whether it falls in a period the query names
-    level: int = 0  # a chunk's level
-    record: RecordVersion | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class BothChannels:
-    """The hits, best first; the time periods were resolved against; the periods named."""
+    """The hits, best first; the time periods were resolved against; the periods named; the
+    block shown (``render_hits``) and its journal entry's id (``None`` when not journalled)."""
 
     hits: tuple[Hit, ...]
     now: datetime
     periods: tuple[Period, ...]
     searched: dict[str, int]  # candidates per kind (counts only, never content)
-
-
-@dataclass(frozen=True, slots=True)
-class _Piece:
-    kind: Kind
-    session_id: str
-    trust: Trust
-    level: int
-    passage: Passage
+    block: str = ""
+    journal_id: str | None = None
 
 
 def recall_both(
@@ -99,12 +82,16 @@ def recall_both(
     policy: RecallPolicy = DEFAULT_POLICY,
     now: datetime | None = None,
     index: PassageIndex | None = None,
+    journal: bool = True,
 ) -> BothChannels:
     """At most ``query.top_k`` hits of ``kinds`` most relevant to ``query``, best first.
 
     Relative periods resolve against ``now``, by default the scope's latest turn (the clock
     when it has none). Namespace, strategy and as-of filters select records only, so they are
-    refused with turns or chunks; nothing is journalled.
+    refused with turns or chunks. With ``journal`` the block is journalled as ``recall``
+    journals one (the query, the knobs, each line's id, version or text digest, the chain), so
+    ``cairn replay`` rebuilds it byte for byte without searching
+    (``cairn.history.journalled``).
     """
     _check(query, kinds)
     pieces = _pieces(stores, scope, kinds)
@@ -124,22 +111,24 @@ def recall_both(
     ):
         piece = pieces[scored.position]
         score = ranking_score(scored.relevance, PASSAGE_CONFIDENCE, piece.passage.end, when, policy)
-        hits.append(
-            Hit(
-                piece.kind,
-                piece.passage.ref,
-                piece.session_id,
-                piece.passage.start,
-                piece.passage.text,
-                piece.trust,
-                score,
-                scored.relevance,
-                scored.in_period,
-                piece.level,
-            )
-        )
+        hits.append(piece_hit(piece, score, scored.relevance, scored.in_period))
     hits.sort(key=lambda h: (-h.score, -h.relevance, h.kind, h.ref))
-    return BothChannels(_select(hits, policy, query.top_k), when, periods, searched)
+    shown = _select(hits, policy, query.top_k)
+    block = hits_block(shown)
+    journal_id = None
+    if journal:
+        journal_id = journal_hits(
+            scope,
+            query,
+            kinds,
+            shown,
+            block,
+            stores=stores,
+            embedder=embedder,
+            policy=policy,
+            now=clock.now(),
+        )
+    return BothChannels(shown, when, periods, searched, block, journal_id)
 
 
 def _select(hits: Sequence[Hit], policy: RecallPolicy, top_k: int) -> tuple[Hit, ...]:
@@ -192,51 +181,28 @@ def _records(
     hits: list[Hit] = []
     for ranked in kept.kept:
         version = ranked.candidate.version
+        in_period = bool(periods) and in_periods(version, periods, lag)
         hits.append(
-            Hit(
-                "records",
-                version.record_id,
-                None,
-                version.valid_from or version.first_seen_at,
-                version.content,
-                version.trust,
-                ranked.score,
-                ranked.relevance,
-                bool(periods) and in_periods(version, periods, lag),
-                record=version,
-            )
+            record_hit(version, ranked.score, ranked.relevance, in_period, text=version.content)
         )
     return hits, found.candidates
 
 
-def _pieces(stores: Stores, scope: Scope, kinds: frozenset[Kind]) -> list[_Piece]:
-    pieces: list[_Piece] = []
+def _pieces(stores: Stores, scope: Scope, kinds: frozenset[Kind]) -> list[Piece]:
+    pieces: list[Piece] = []
     sessions = _sessions(stores, scope) if kinds & {"turns", "chunks"} else []
     if "turns" in kinds:
         for session_id in sessions:
             for event in session_events(stores.events, scope, session_id):
-                messages = [m for _, m in messages_of(event)]
-                if event.branch is not None or not messages:
-                    continue
-                text = "\n".join(f"{m.role.value}: {m.text}" for m in messages)
-                trust = _trust_of(frozenset(m.role for m in messages))
-                at = event.event_timestamp
-                passage = Passage(event.event_id, at, at, text)
-                pieces.append(_Piece("turns", session_id, trust, 0, passage))
+                piece = turn_piece(event, session_id)
+                if piece is not None:
+                    pieces.append(piece)
     if "chunks" in kinds and stores.chunks is not None:
         for session_id in sorted(set(sessions) | set(stores.chunks.chunk_sessions(scope))):
-            for chunk in stores.chunks.list_chunks(scope, session_id):
-                passage = Passage(
-                    chunk.chunk_id, chunk.period_start, chunk.period_end, chunk.summary
-                )
-                pieces.append(_Piece("chunks", session_id, chunk.trust, chunk.level, passage))
+            pieces += [
+                chunk_piece(c, session_id) for c in stores.chunks.list_chunks(scope, session_id)
+            ]
     return pieces
-
-
-@functools.cache
-def _trust_of(roles: frozenset[Role]) -> Trust:
-    """A turn's trust from who spoke in it (it depends on the kinds of speaker alone)."""
-    return derive_trust(tuple(role_source(role, "session") for role in sorted(roles)))
 
 
 def _sessions(stores: Stores, scope: Scope) -> list[str]:
@@ -251,7 +217,7 @@ def _sessions(stores: Stores, scope: Scope) -> list[str]:
 
 
 def _conversation_time(
-    stores: Stores, scope: Scope, text: str, pieces: Sequence[_Piece], wall: datetime
+    stores: Stores, scope: Scope, text: str, pieces: Sequence[Piece], wall: datetime
 ) -> datetime | None:
     """The scope's latest turn: from the turns listed, or (a records-only recall of a query
     that names a period) read for it; ``None`` when there is none or it is not needed."""
@@ -269,21 +235,5 @@ def _conversation_time(
 
 
 def render_hits(found: BothChannels) -> str:
-    """The hits as a block: a fixed heading and recall's caveat, then one line a hit with its
-    kind, date, trust and text (untrusted text quoted; invisible characters as markers)."""
-    lines = [HEADING, CAVEAT]
-    for hit in found.hits:
-        if hit.trust is Trust.TRUSTED:
-            shown = neutralised(one_line(hit.text))
-        else:
-            shown = quote(neutralised(hit.text, controls=False))
-        what = {"records": "record", "turns": "turn", "chunks": f"summary L{hit.level}"}[hit.kind]
-        where = f" | session {neutralised(hit.session_id)}" if hit.session_id else ""
-        period = " | in the period asked about" if hit.in_period else ""
-        lines.append(
-            f"- {what} {hit.ref}{where} | {hit.at:%Y-%m-%d %H:%M} | {hit.trust.value}{period}"
-            f" | {shown}"
-        )
-    if not found.hits:
-        lines.append(EMPTY_LINE)
-    return "\n".join(lines)
+    """The block of ``found``'s hits (``cairn.history.hits.hits_block``)."""
+    return hits_block(found.hits)

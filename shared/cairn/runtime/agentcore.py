@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.changes import NewRecord
-from cairn.errors import RecordNotFoundError
+from cairn.errors import InvalidInputError, RecordNotFoundError
 from cairn.models import (
     EventInput,
     Scope,
@@ -40,7 +40,13 @@ from cairn.recall import RecallPolicy, RecallQuery
 from cairn.recall.budget import truncate_utf8
 from cairn.recall.render import CAVEAT, HEADING, BlockEntry, line_cost, render_block
 from cairn.runtime.agentcore_wire import Call, check_template, event_payload, failure_of, fill
-from cairn.runtime.session_store import Recalled, RecalledItem, Written
+from cairn.runtime.session_store import (
+    Recalled,
+    RecalledHistory,
+    RecalledItem,
+    Written,
+    as_hit,
+)
 
 DEFAULT_NAMESPACES = ("/facts/{actorId}/", "/preferences/{actorId}/", "/lessons/{actorId}/")
 # Nothing on the wire says who stated a record; a confidence nobody claimed is shown as even.
@@ -123,6 +129,18 @@ class AgentCoreSessionStore:
         return Recalled(
             block=render_block([item.entry for item in items]), items=tuple(items), journal_id=None
         )
+
+    def recall_channels(
+        self, scope: Scope, query: RecallQuery, policy: RecallPolicy, channels: frozenset[str]
+    ) -> RecalledHistory:
+        if channels != {"records"}:
+            raise InvalidInputError(
+                "turns and chunks cannot be recalled over the AgentCore API; recall with "
+                "channels ['records'] here"
+            )
+        found = self.recall(scope, query, policy, journal=True)
+        hits = tuple(map(as_hit, found.items))
+        return RecalledHistory(found.block, hits, found.journal_id)
 
     def journal_injection(
         self, scope: Scope, query: RecallQuery, shown: Sequence[RecalledItem], policy: RecallPolicy

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from cairn.authority import may_change
 from cairn.changes import Create, NewRecord, RecordPatch, Retract, Revise, Vector
 from cairn.errors import AuthorityError
+from cairn.history.axes import kinds_of
+from cairn.history.search import recall_both
 from cairn.models import (
     EventInput,
     JournalEntry,
@@ -31,7 +33,13 @@ from cairn.recall import RecalledEntry, RecallPolicy, RecallQuery, recall
 from cairn.recall.budget import block_entry
 from cairn.recall.journal import block_digest, new_journal_id
 from cairn.recall.render import BlockEntry, entry_date, is_contested, render_block
-from cairn.runtime.session_store import Recalled, RecalledItem, Written
+from cairn.runtime.session_store import (
+    Recalled,
+    RecalledHistory,
+    RecalledHit,
+    RecalledItem,
+    Written,
+)
 
 Appender = Callable[[Scope, EventInput], object]
 """Stores one event: ``EventStore.append``, or an extraction pipeline's ``append`` that also
@@ -116,6 +124,24 @@ class InProcessSessionStore:
         )
         items = tuple(_item(entry) for entry in found.entries)
         return Recalled(block=found.block, items=items, journal_id=found.journal_id)
+
+    def recall_channels(
+        self, scope: Scope, query: RecallQuery, policy: RecallPolicy, channels: frozenset[str]
+    ) -> RecalledHistory:
+        found = recall_both(
+            scope,
+            query,
+            stores=self._stores,
+            embedder=self._embedder,
+            clock=self._clock,
+            kinds=kinds_of(channels),
+            policy=policy,
+        )
+        hits = tuple(
+            RecalledHit(h.kind, h.ref, h.session_id, h.at.date().isoformat(), h.text, h.trust)
+            for h in found.hits
+        )
+        return RecalledHistory(block=found.block, hits=hits, journal_id=found.journal_id)
 
     def journal_injection(
         self, scope: Scope, query: RecallQuery, shown: Sequence[RecalledItem], policy: RecallPolicy

@@ -9,7 +9,12 @@ so a session shorter than the message trigger is filed then, not by the idle swe
 assembles recall once per run (``start_run``), with the session's boot window (``boot_window``,
 ``SessionOptions.history_budget_tokens``) where its stores keep the history pyramid. A
 memoryless session (``MemorySession.memoryless``) has the same API: its runs have an empty
-block and no tools, its turns are not kept, so a host never branches on memory.
+block and no tools, its turns are not kept, so a host never branches on memory. ``recall``
+answers records, turns and chunks on demand, journalled.
+
+Longer than 300 lines because ``MemorySession`` is the runtime's one public class: its
+constructors for each kind of store, its runs, turns, boot window and recall on demand are the
+surface a host sees, and each delegates to its own module.
 """
 
 from __future__ import annotations
@@ -27,16 +32,18 @@ from pydantic import TypeAdapter, ValidationError
 from cairn.clock import SystemClock
 from cairn.consolidate.failures import ErrorCallback
 from cairn.errors import CairnError, InvalidInputError, StoreUnavailableError
+from cairn.history.axes import kinds_of
 from cairn.history.boot_window import BootWindow, read_window
 from cairn.models import SPEAKER_METADATA_KEY, Conversational, EventInput, Role, Scope, SessionId
 from cairn.ports import Clock, Embedder, Stores
+from cairn.recall import RecallQuery
 from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
 from cairn.runtime.buffer import PendingTurn, TurnBuffer, check_turn, turn_role
 from cairn.runtime.in_process import Appender, BatchAppender, InProcessSessionStore, Releaser
 from cairn.runtime.options import SessionOptions
 from cairn.runtime.release import ReleaseGate, deny_release
 from cairn.runtime.run import EvidenceSink, Run
-from cairn.runtime.session_store import SessionStore
+from cairn.runtime.session_store import RecalledHistory, SessionStore
 from cairn.runtime.taint import TaintLedger
 from cairn.runtime.tool_definitions import ToolDefinition, offered_tools
 
@@ -227,6 +234,19 @@ class MemorySession:
         except StoreUnavailableError:
             logger.warning("cairn: boot window skipped for this run, the store is unavailable")
             return None
+
+    def recall(
+        self, query: str, *, channels: Sequence[str] = ("records",), top_k: int = 8
+    ) -> RecalledHistory:
+        """Records, turns and/or chunks (``channels``) most relevant to ``query``, in one ranking
+        and journalled (``cairn replay`` reproduces the block); buffered turns are written
+        first. Nothing is recalled (an empty answer) in a memoryless session."""
+        self._check_open()
+        if self._store is None or self.scope is None:
+            return RecalledHistory(block="", hits=(), journal_id=None)
+        self.flush()
+        kinds, asked = kinds_of(channels), RecallQuery(text=query, top_k=top_k)
+        return self._store.recall_channels(self.scope, asked, self.options.policy, kinds)
 
     def add_turn(self, role: Role | str, text: str, *, speaker: str | None = None) -> None:
         """Accept one turn; it is written with its batch, at ``flush`` or ``close``, or at

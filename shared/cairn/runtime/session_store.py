@@ -50,6 +50,35 @@ class Recalled:
 
 
 @dataclass(frozen=True, slots=True)
+class RecalledHit:
+    """One line of a recall over records, turns and chunks: its kind, its id (record, event or
+    chunk id), its session (turns and chunks), its date (YYYY-MM-DD), its text and trust."""
+
+    kind: str
+    ref: str
+    session_id: str | None
+    date: str
+    text: str
+    trust: Trust
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledHistory:
+    """A recall over records, turns and chunks: the block, its hits in order, its journal id."""
+
+    block: str
+    hits: tuple[RecalledHit, ...]
+    journal_id: str | None
+
+
+def as_hit(item: RecalledItem) -> RecalledHit:
+    """A recalled record as a line of a recall over channels."""
+    return RecalledHit(
+        "records", item.record_id, None, item.entry.date, item.content, item.entry.trust
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Written:
     """What a tool's write left as the record's head; ``version`` is ``None`` where the store
     does not expose versions (the AgentCore wire API), ``confirmed`` when an exact repeat
@@ -85,6 +114,14 @@ class SessionStore(Protocol):
         self, scope: Scope, query: RecallQuery, policy: RecallPolicy, *, journal: bool
     ) -> Recalled:
         """The block of the scope's live memories most relevant to ``query``, within ``policy``."""
+        ...
+
+    def recall_channels(
+        self, scope: Scope, query: RecallQuery, policy: RecallPolicy, channels: frozenset[str]
+    ) -> RecalledHistory:
+        """Records, turns and/or chunks (``channels``) most relevant to ``query`` in one ranking
+        (``cairn.history.recall_both``), journalled; ``InvalidInputError`` for a channel this
+        store cannot search."""
         ...
 
     def journal_injection(

@@ -16,6 +16,8 @@ LEARN = "learn"
 MEMORY_EDIT = "memory_edit"
 MEMORY_RECALL = "memory_recall"
 
+Channel = Literal["records", "turns", "chunks"]
+
 MAX_QUERY_BYTES = 2000
 MAX_RESULTS = 20
 DEFAULT_RESULTS = 8
@@ -91,8 +93,23 @@ class MemoryRecallInput(Frozen):
         le=MAX_RESULTS,
         description=f"How many memories to return, 1-{MAX_RESULTS} (default {DEFAULT_RESULTS}).",
     )
+    channels: tuple[Channel, ...] = Field(
+        default=("records",),
+        min_length=1,
+        max_length=3,
+        description="Where to look: records (what is remembered about the user), turns (what "
+        "was said in past conversations), chunks (summaries of past conversations); one "
+        "ranking over those named (default records only).",
+    )
 
     @field_validator("query")
     @classmethod
     def _query_size(cls, value: str) -> str:
         return _within_bytes(value, MAX_QUERY_BYTES, "query")
+
+    @field_validator("channels")
+    @classmethod
+    def _channels_once(cls, value: tuple[Channel, ...]) -> tuple[Channel, ...]:
+        if len(set(value)) != len(value):
+            raise ValueError("name each channel once")
+        return value

@@ -154,6 +154,8 @@ class MemoryTools:
         self, store: SessionStore, scope: Scope, given: MemoryRecallInput
     ) -> dict[str, Any]:
         query = RecallQuery(text=given.query, top_k=given.max_results)
+        if given.channels != ("records",):
+            return self._recall_channels(store, scope, query, frozenset(given.channels))
         found = store.recall(scope, query, self._policy, journal=True)
         if self._ledger is not None:
             self._ledger.add(found.items, found.journal_id)
@@ -172,6 +174,20 @@ class MemoryTools:
                 }
             )
         return {"note": CAVEAT, "results": results}
+
+    def _recall_channels(
+        self, store: SessionStore, scope: Scope, query: RecallQuery, channels: frozenset[str]
+    ) -> dict[str, Any]:
+        found = store.recall_channels(scope, query, self._policy, channels)
+        results = []
+        for hit in found.hits:
+            text, truncated = truncate_utf8(neutralised(hit.text), MAX_ENTRY_BYTES)
+            shown = {"kind": hit.kind, "id": hit.ref, "session_id": hit.session_id}
+            results.append(
+                {**shown, "content": text, "truncated": truncated, "date": hit.date}
+                | {"trust": hit.trust.value}
+            )
+        return {"note": CAVEAT, "results": results, "journal_id": found.journal_id}
 
 
 def _shown(written: Written) -> dict[str, Any]:
