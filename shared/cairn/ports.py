@@ -836,6 +836,15 @@ class RecordGenerations(Protocol):
         ...
 
 
+class HistoryGenerations(Protocol):
+    """How a derived index of turns and chunks knows it is stale (``cairn.history.search``)."""
+
+    def generation(self, scope: Scope) -> Hashable:
+        """A value that changes with every committed event append or deletion and every chunk
+        written or deleted in ``scope`` (erasures included), whichever process made it."""
+        ...
+
+
 Thread = tuple[str, str]
 """A thread a record belongs to: ("session", session id) or (edge kind, edge target)."""
 
@@ -1000,6 +1009,9 @@ class Stores:
     # Optional capability: record generations, so recall can keep an index of each scope in
     # process (cairn.recall.index); without them each recall builds its index afresh.
     generations: RecordGenerations | None = None
+    # Optional capability: generations of the scope's turns and chunks, so recall over
+    # history can keep what it listed while nothing changed (``cairn.history.search``).
+    history_generations: HistoryGenerations | None = None
     # Optional capability: the record change feed (``cairn changes --follow``).
     changes: RecordChangeFeed | None = None
     # Optional capability: a shared store of recall index objects (one per scope and embedding

@@ -39,6 +39,7 @@ from cairn.history.hits import (
     turn_piece,
 )
 from cairn.history.journalled import journal_hits
+from cairn.history.listing import listed
 from cairn.history.turns import session_events
 from cairn.models import Scope, Trust
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
@@ -94,7 +95,7 @@ def recall_both(
     (``cairn.history.journalled``).
     """
     _check(query, kinds)
-    pieces = _pieces(stores, scope, kinds)
+    pieces, version = listed(stores, scope, kinds, _pieces)
     when = now or _conversation_time(stores, scope, query.text, pieces, clock.now()) or clock.now()
     periods = tuple(query_periods(query.text, when)) if policy.temporal_weight > 0 else ()
     hits, candidates = (
@@ -107,7 +108,13 @@ def recall_both(
         searched[kind] = sum(1 for p in pieces if p.kind == kind)
     passages = [p.passage for p in pieces]
     for scored in (index or _SHARED).search(
-        scope, passages, query.text, embedder=embedder, policy=policy, periods=periods
+        scope,
+        passages,
+        query.text,
+        embedder=embedder,
+        policy=policy,
+        periods=periods,
+        version=version,
     ):
         piece = pieces[scored.position]
         score = ranking_score(scored.relevance, PASSAGE_CONFIDENCE, piece.passage.end, when, policy)

@@ -23,7 +23,7 @@ import hashlib
 import math
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -89,6 +89,8 @@ class _Arrays:
 class _ScopeCache:
     vectors: dict[_Key, npt.NDArray[np.float32]]
     arrays: OrderedDict[tuple[_Key, ...], _Arrays] = field(default_factory=OrderedDict)
+    # The arrays of the last list searched with a ``version``, and that version.
+    versioned: tuple[Hashable, _Arrays] | None = None
 
 
 class PassageIndex:
@@ -109,12 +111,17 @@ class PassageIndex:
         embedder: Embedder | None,
         policy: RecallPolicy,
         periods: Sequence[Period] = (),
+        version: Hashable | None = None,
     ) -> tuple[ScoredPassage, ...]:
         """The passages that pass recall's floor for ``query_text``, best relevance first
-        (ties by position); each is scored as if the list were the whole collection."""
+        (ties by position); each is scored as if the list were the whole collection.
+
+        ``version`` names this exact list of passages (the caller's proof that it has not
+        changed, e.g. the store's history generation): a search with the version the last
+        versioned search of the scope had reuses its arrays without reading the list."""
         if not passages:
             return ()
-        arrays = self._arrays(scope, passages, embedder)
+        arrays = self._arrays(scope, passages, embedder, version)
         terms = tokenize(query_text)
         keyword = _bm25(arrays, terms, policy)
         found: Cosines | None = None
@@ -139,13 +146,27 @@ class PassageIndex:
         return tuple(scored)
 
     def _arrays(
-        self, scope: Scope, passages: Sequence[Passage], embedder: Embedder | None
+        self,
+        scope: Scope,
+        passages: Sequence[Passage],
+        embedder: Embedder | None,
+        version: Hashable | None = None,
     ) -> _Arrays:
         key = (scope, embedder.identity.key if embedder is not None else None)
-        keys = tuple(_key(p) for p in passages)
         with self._lock:
             cache = self._cache.pop(key, None) or _ScopeCache(vectors={})
             self._cache[key] = cache
+        if version is not None and cache.versioned is not None and cache.versioned[0] == version:
+            return cache.versioned[1]
+        built = self._built(cache, passages, embedder)
+        if version is not None:
+            cache.versioned = (version, built)
+        return built
+
+    def _built(
+        self, cache: _ScopeCache, passages: Sequence[Passage], embedder: Embedder | None
+    ) -> _Arrays:
+        keys = tuple(_key(p) for p in passages)
         held = cache.arrays.get(keys)
         if held is not None:
             cache.arrays.move_to_end(keys)

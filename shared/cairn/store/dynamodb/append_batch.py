@@ -22,6 +22,7 @@ from cairn.rollout.index import Appended, Rollout, SessionCounters, TriggerPolic
 from cairn.store.dynamodb.append_keys import guard_puts, stored_under
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import Item, check_item_size, event_item, item_size, n, text
+from cairn.store.dynamodb.generations import history_bump
 from cairn.store.dynamodb.rollout_codec import counters_item
 from cairn.store.dynamodb.summaries import SessionSummaries
 
@@ -71,6 +72,7 @@ def append_batch(
         start = {sid: counters(scope, sid) for sid in sessions_of(fresh)} if policy else {}
         counted = count_batch(start, fresh, policy)
         writes = _writes(tables, scope, pending, items, keys, stored)
+        writes.append(history_bump(tables.events, scope))
         writes += [
             conditional_put(tables.items, counters_item(c), _read(start, sid))
             for sid, c in counted.counters.items()

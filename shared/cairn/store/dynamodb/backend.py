@@ -36,7 +36,7 @@ from cairn.store.dynamodb.chunks import DynamoDBChunkStore
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.directory import DynamoDBRecordDirectory
 from cairn.store.dynamodb.events import DynamoDBEventStore
-from cairn.store.dynamodb.generations import DynamoDBRecordGenerations
+from cairn.store.dynamodb.generations import DynamoDBHistoryGenerations, DynamoDBRecordGenerations
 from cairn.store.dynamodb.jobs import DynamoDBJobLog
 from cairn.store.dynamodb.journal import DynamoDBJournalStore
 from cairn.store.dynamodb.links import DynamoDBAccessCounts, DynamoDBLinkStore
@@ -99,6 +99,7 @@ class DynamoDBBackend:
             links=DynamoDBLinkStore(self._db, self.items_table),
             access=DynamoDBAccessCounts(self._db, self.items_table),
             generations=DynamoDBRecordGenerations(self._db, self.items_table),
+            history_generations=DynamoDBHistoryGenerations(self._db, self.events_table),
             index_objects=self.index_objects,
             changes=DynamoDBChangeFeed(self._db, self.items_table),
         )

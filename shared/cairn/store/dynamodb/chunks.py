@@ -22,6 +22,7 @@ from cairn.errors import ChunkConflictError, ChunkNotFoundError, ConflictError
 from cairn.models import Scope
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import Item, check_item_size, key, n, s, text
+from cairn.store.dynamodb.generations import DynamoDBHistoryGenerations, history_bump
 
 
 def chunks_pk(scope: Scope, session_id: str) -> str:
@@ -59,7 +60,8 @@ class DynamoDBChunkStore:
         item = {**key(pk, chunk.chunk_id), "d": s(chunk.model_dump_json())}
         check_item_size(item, "the chunk", "shorten its summary")
         try:
-            self._db.transact([*self._writes(scope, chunk, item), *self._child_checks(pk, chunk)])
+            writes = [*self._writes(scope, chunk, item), history_bump(self._table, scope)]
+            self._db.transact([*writes, *self._child_checks(pk, chunk)])
         except ConflictError as exc:
             stored = self._get(pk, chunk.chunk_id)
             if stored is not None and stored.same_content(chunk):
@@ -191,6 +193,8 @@ class DynamoDBChunkStore:
                 TableName=self._table,
                 Item={**key(pk, _cursor_sk(level)), "next": n(first)},
             )
+        if gone:
+            DynamoDBHistoryGenerations(self._db, self._table).bump(scope)
         return len(gone)
 
     def erase_session(self, scope: Scope, session_id: str) -> int:
@@ -210,6 +214,7 @@ class DynamoDBChunkStore:
         self._db.call(
             "delete_item", TableName=self._table, Key=key(chunk_sessions_pk(scope), session_id)
         )
+        DynamoDBHistoryGenerations(self._db, self._table).bump(scope)
         return sum(1 for k in keys if k["sk"]["S"].startswith("L"))
 
     def erase_scope(self, scope: Scope) -> int:

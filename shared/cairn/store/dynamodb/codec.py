@@ -143,6 +143,11 @@ def sessions_pk(scope: Scope) -> str:
     return f"S#{scope}"
 
 
+def history_pk(scope: Scope) -> str:
+    """The events table's partition of the scope's history generation item."""
+    return f"HG#{scope}"
+
+
 def actors_pk(memory_id: str) -> str:
     return f"A#{memory_id}"
 

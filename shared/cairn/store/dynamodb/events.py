@@ -40,6 +40,7 @@ from cairn.store.dynamodb.codec import (
     text,
 )
 from cairn.store.dynamodb.deletion_marks import mark_checks, raise_if_marked
+from cairn.store.dynamodb.generations import DynamoDBHistoryGenerations, history_bump
 from cairn.store.dynamodb.schema import EVENT_ID_INDEX
 from cairn.store.dynamodb.summaries import SessionSummaries
 
@@ -95,7 +96,9 @@ class DynamoDBEventStore:
         guard = guard_puts(self._table, scope, idempotency_key, item, stored.created_at)
         marked = mark_checks(self._items, scope.memory_id, deletion_fence)
         try:
-            self._db.transact([{"Put": put}, *counted, *guard, *marked])
+            self._db.transact(
+                [{"Put": put}, *counted, *guard, history_bump(self._table, scope), *marked]
+            )
         except ConflictError:
             raise_if_marked(self._db, self._items, scope.memory_id, deletion_fence)
             known = stored_under(self._db, self._table, scope, idempotency_key, stored.created_at)
@@ -211,7 +214,7 @@ class DynamoDBEventStore:
         }
         counted = self._summaries.count_updates(scope, session_id, -1, text(found, "ca"))
         try:
-            self._db.transact([{"Delete": delete}, *counted])
+            self._db.transact([{"Delete": delete}, *counted, history_bump(self._table, scope)])
         except ConflictError as exc:
             raise EventNotFoundError(event_id) from exc
         self._summaries.settle(scope, session_id, deleted_created_at=text(found, "ca"))
@@ -241,6 +244,7 @@ class DynamoDBEventStore:
             deleted += len(keys)
         forget_scope(self._db, self._table, scope)
         self._summaries.forget(actor_key, seen=actor_seen, deleted=deleted)
+        DynamoDBHistoryGenerations(self._db, self._table).bump(scope)
         return deleted
 
 

@@ -20,7 +20,7 @@ from collections.abc import Hashable
 
 from cairn.models import Scope
 from cairn.store.dynamodb.client import DynamoDBClient
-from cairn.store.dynamodb.codec import Item, key, s, scope_pk
+from cairn.store.dynamodb.codec import Item, history_pk, key, s, scope_pk
 
 GENERATION_SK = "G"
 # Before a scope's first write (or written before generations existed): no item.
@@ -63,3 +63,36 @@ class DynamoDBRecordGenerations:
             ExpressionAttributeNames={"#g": "g"},
         ).get("Item")
         return str(found["g"]["S"]) if found and "g" in found else NO_GENERATION
+
+
+def history_bump(table: str, scope: Scope) -> Item:
+    """The transaction item that moves the scope's history generation (events table)."""
+    return generation_bump(table, history_pk(scope))
+
+
+class DynamoDBHistoryGenerations:
+    """``HistoryGenerations`` over the events table's ``HG#<scope>``/``G`` items: a fresh token
+    set in the transaction of every event append, counted append, deletion and chunk write,
+    and right after the deletes of a chunk or session erasure (an erasure interrupted before
+    it is completed by running it again, which moves it)."""
+
+    def __init__(self, db: DynamoDBClient, table: str) -> None:
+        self._db = db
+        self._table = table
+
+    def generation(self, scope: Scope) -> str:
+        """The scope's history token (one strongly consistent GetItem)."""
+        found = self._db.call(
+            "get_item",
+            TableName=self._table,
+            Key=key(history_pk(scope), GENERATION_SK),
+            ConsistentRead=True,
+            ProjectionExpression="#g",
+            ExpressionAttributeNames={"#g": "g"},
+        ).get("Item")
+        return str(found["g"]["S"]) if found and "g" in found else NO_GENERATION
+
+    def bump(self, scope: Scope) -> None:
+        """Move the generation outside a transaction (after deletes that cannot join one)."""
+        update = history_bump(self._table, scope)["Update"]
+        self._db.call("update_item", **update)

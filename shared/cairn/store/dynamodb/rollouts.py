@@ -67,6 +67,7 @@ from cairn.store.dynamodb.codec import (
     text,
 )
 from cairn.store.dynamodb.deletion_marks import mark_checks, raise_if_marked
+from cairn.store.dynamodb.generations import history_bump
 from cairn.store.dynamodb.rollout_codec import (
     CONSUMED_FROM,
     COUNTERS_FROM,
@@ -162,6 +163,7 @@ class DynamoDBRolloutStore:
         ]
         base += guard_puts(self._events, scope, idempotency_key, item, stored.created_at)
         base += mark_checks(self._items, scope.memory_id, deletion_fence)
+        base.append(history_bump(self._events, scope))
         for attempt in range(_ATTEMPTS):
             _back_off(attempt)
             current = self.counters(scope, stored.session_id) if policy is not None else None

@@ -63,7 +63,7 @@ from cairn.store.memory.api_state import (
 )
 from cairn.store.memory.append_keys import AppendKeys
 from cairn.store.memory.changes import InMemoryChangeFeed
-from cairn.store.memory.chunks import InMemoryChunkStore, chunk_rows
+from cairn.store.memory.chunks import InMemoryChunkStore, InMemoryHistoryGenerations, chunk_rows
 from cairn.store.memory.jobs import InMemoryJobLog
 from cairn.store.memory.links import InMemoryAccessCounts, InMemoryLinkStore
 from cairn.store.memory.quarantine import InMemoryQuarantineList
@@ -88,7 +88,8 @@ class InMemoryBackend:
         self.api_state = ApiState(lock=self.lock)
         self.rollout_rows = RolloutRows()
         self.chunk_rows = chunk_rows()
-        self.chunk_store = InMemoryChunkStore(self.lock, self.chunk_rows)
+        self.history_generations = InMemoryHistoryGenerations(self.lock)
+        self.chunk_store = InMemoryChunkStore(self.lock, self.chunk_rows, self.history_generations)
         self.job_log = InMemoryJobLog(self.lock)
         self.quarantine = InMemoryQuarantineList(self.lock)
         self.link_store = InMemoryLinkStore(self.lock, self._head_status)
@@ -130,6 +131,7 @@ class InMemoryBackend:
             jobs=self.job_log,
             quarantine=self.quarantine,
             generations=self._generations,
+            history_generations=self.history_generations,
             changes=self.change_log,
             links=self.link_store,
             access=self.access_counts,
@@ -372,6 +374,7 @@ class InMemoryEventStore:
             )
             session = self._b.events[scope].setdefault(event.session_id, {})
             session[stored.event_id] = stored
+            self._b.history_generations.bump(scope)
             self._b.append_keys.remember(scope, idempotency_key, stored)
             return stored
 
@@ -438,12 +441,14 @@ class InMemoryEventStore:
             if event_id not in session:
                 raise EventNotFoundError(event_id)
             del session[event_id]
+            self._b.history_generations.bump(scope)
             self._b.chunk_store.forget_turn(scope, session_id, event_id)  # no summary outlives it
 
     def erase_scope(self, scope: Scope) -> int:
         with self._b.lock:
             sessions = self._b.events.pop(scope, {})
             self._b.append_keys.forget_scope(scope)
+            self._b.history_generations.bump(scope)
         return sum(len(events) for events in sessions.values())
 
 

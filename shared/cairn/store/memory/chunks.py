@@ -17,12 +17,32 @@ def chunk_rows() -> ChunkRows:
     return defaultdict(dict)
 
 
+class InMemoryHistoryGenerations:
+    """``HistoryGenerations`` in memory: a count per scope of event and chunk writes, moved by
+    the event and chunk stores under the backend's lock."""
+
+    def __init__(self, lock: threading.RLock) -> None:
+        self._lock = lock
+        self._counts: dict[Scope, int] = defaultdict(int)
+
+    def bump(self, scope: Scope) -> None:
+        with self._lock:
+            self._counts[scope] += 1
+
+    def generation(self, scope: Scope) -> int:
+        with self._lock:
+            return self._counts[scope]
+
+
 class InMemoryChunkStore:
     """Chunks by scope and session, guarded by the backend's lock."""
 
-    def __init__(self, lock: threading.RLock, rows: ChunkRows) -> None:
+    def __init__(
+        self, lock: threading.RLock, rows: ChunkRows, generations: InMemoryHistoryGenerations
+    ) -> None:
         self._lock = lock
         self._rows = rows
+        self._generations = generations
 
     def put(self, scope: Scope, chunk: Chunk) -> Chunk:
         with self._lock:
@@ -41,6 +61,7 @@ class InMemoryChunkStore:
             if found is not None:
                 return found
             self._rows[scope].setdefault(chunk.session_id, {})[chunk.chunk_id] = chunk
+            self._generations.bump(scope)
             return chunk
 
     def get_chunk(self, scope: Scope, session_id: str, chunk_id: str) -> Chunk:
@@ -69,13 +90,17 @@ class InMemoryChunkStore:
             gone = summarising(list(session.values()), event_id)
             for chunk in gone:
                 del session[chunk.chunk_id]
+            if gone:
+                self._generations.bump(scope)
             return len(gone)
 
     def erase_session(self, scope: Scope, session_id: str) -> int:
         with self._lock:
+            self._generations.bump(scope)
             return len(self._rows.get(scope, {}).pop(session_id, {}))
 
     def erase_scope(self, scope: Scope) -> int:
         with self._lock:
             sessions = self._rows.pop(scope, {})
+            self._generations.bump(scope)
         return sum(len(chunks) for chunks in sessions.values())

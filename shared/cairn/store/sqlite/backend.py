@@ -44,7 +44,7 @@ from cairn.store.sqlite.chunks import SQLiteChunkStore
 from cairn.store.sqlite.codec import encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.events import SQLiteEventStore
-from cairn.store.sqlite.generations import SQLiteRecordGenerations
+from cairn.store.sqlite.generations import SQLiteHistoryGenerations, SQLiteRecordGenerations
 from cairn.store.sqlite.inventory import ScopeCounts, count_scopes, erased_record_ids
 from cairn.store.sqlite.jobs import SQLiteJobLog
 from cairn.store.sqlite.journal import SQLiteJournalStore
@@ -87,6 +87,7 @@ class SQLiteBackend:
         )
         self._records = SQLiteRecordStore(self._db, self.clock, self.snapshots)
         self._generations = SQLiteRecordGenerations(self._db)
+        self._history_generations = SQLiteHistoryGenerations(self._db)
 
     def generations(self) -> SQLiteRecordGenerations:
         """The record generations a recall index checks (``cairn.ports.RecordGenerations``)."""
@@ -107,6 +108,7 @@ class SQLiteBackend:
             jobs=SQLiteJobLog(self._db),
             quarantine=SQLiteQuarantineList(self._db),
             generations=self._generations,
+            history_generations=self._history_generations,
             changes=SQLiteChangeFeed(self._db),
             index_snapshots=self.snapshots,
             links=SQLiteLinkStore(self._db),

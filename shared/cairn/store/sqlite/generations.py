@@ -80,3 +80,19 @@ def check_not_deleting(conn: sqlite3.Connection, memory_id: str) -> None:
     ).fetchone()
     if marked is not None:
         raise MemoryDeletingError(memory_id)
+
+
+class SQLiteHistoryGenerations:
+    """``HistoryGenerations`` of one SQLite file: the ``history_generations`` row that the
+    triggers of migration 0014 move with every event and chunk written or deleted."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    def generation(self, scope: Scope) -> int:
+        with self._db.transaction(write=False) as conn:
+            row = conn.execute(
+                "SELECT generation FROM history_generations WHERE memory_id = ? AND actor_id = ?",
+                (scope.memory_id, scope.actor_id),
+            ).fetchone()
+        return int(row[0]) if row is not None else 0
