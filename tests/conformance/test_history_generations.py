@@ -52,7 +52,7 @@ def test_every_append_and_deletion_of_a_turn_moves_the_generation(stores: Stores
     assert generations.generation(SCOPE) != before
 
 
-def test_a_counted_append_moves_it_and_a_keyed_repeat_does_not_need_to(stores: Stores) -> None:
+def test_counted_keyed_and_batched_appends_move_it(stores: Stores) -> None:
     generations = _generations(stores)
     assert stores.rollouts is not None
     policy = TriggerPolicy(message_count=3, strategy_ids=("facts",))
