@@ -32,7 +32,7 @@ from pathlib import Path
 
 from benchmarks import report
 from benchmarks.engine import build_index, gather_pool, select
-from benchmarks.fact_engine import FactOutcome, measure, write_store
+from benchmarks.fact_engine import FactOutcome, gather_key, measure, write_store
 from benchmarks.fact_recall import no_answer_ok, recall_at
 from benchmarks.fact_set import build
 from benchmarks.locomo import CATEGORY_NAMES, DATA_ENV, default_data_path
@@ -41,22 +41,43 @@ from benchmarks.quality import prepare
 from benchmarks.scoring import Outcome, judge, summarise
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.recall import DEFAULT_POLICY, RecallPolicy
+from cairn.recall.candidates import CandidatePool
 
 SECTION = "crossval"
-# Two axes in full (floor x keyword scale at weight 0.3), then the query scale at 0.5 on the
-# floors that matter: a full three-axis grid costs twice the CPU for cells already dominated.
+# The floor, whether the query's subject is left out of its embedding (recall.subject), and
+# the confidence bar that labels a block weak (cosine / margin / keyword share; 0/0/0 never).
 GRID_AXES: dict[str, tuple[object, ...]] = {
-    "relevance_floor": (0.25, 0.3, 0.35, 0.4),
-    "keyword_scale": ("best", "query"),
-    "keyword_weight": (0.3,),
+    "relevance_floor": (0.1, 0.2, 0.3),
+    "subject_share": (0.0, 0.1),
 }
+# The confidence bar (confident_cosine / confident_margin / confident_keyword) changes only
+# the weak label: the grid's cells carry CONFIDENCE, and EXTRA varies it on the default cell.
+CONFIDENCE = (0.5, 0.16, 0.5)
 EXTRA: tuple[dict[str, object], ...] = tuple(
-    {"relevance_floor": floor, "keyword_scale": "query", "keyword_weight": 0.5}
-    for floor in (0.25, 0.3, 0.35, 0.4)
+    {"relevance_floor": 0.1, "subject_share": 0.1, "confidence": bar}
+    for bar in ((0.0, 0.0, 0.0), (0.5, 0.12, 0.4), (0.5, 0.16, 0.4), (0.5, 0.18, 0.4))
 )
 R10 = 2  # index of R@10 in benchmarks.scoring.KS
-# The defaults before the fact set ("today" in the issue): no category may fall below them.
-BASELINE = "relevance_floor 0.3, keyword_scale best, keyword_weight 0.3"
+# The defaults before this grid ("today" in the issue): no category may fall below them.
+BASELINE = "former defaults"
+FORMER = {
+    "relevance_floor": 0.3,
+    "weak_floor": 0.2,
+    "subject_share": 0.0,
+    "confident_cosine": 0.0,
+    "confident_margin": 0.0,
+    "confident_keyword": 0.0,
+}
+
+
+def _knobs(update: dict[str, object]) -> dict[str, object]:
+    """A grid cell as knobs: the confidence triple spread, the weak bar at most the floor."""
+    knobs = {k: v for k, v in update.items() if k != "confidence"}
+    cosine, margin, keyword = update.get("confidence", CONFIDENCE)  # type: ignore[misc]
+    knobs |= {"confident_cosine": cosine, "confident_margin": margin, "confident_keyword": keyword}
+    floor = float(knobs.get("relevance_floor", DEFAULT_POLICY.relevance_floor))  # type: ignore[arg-type]
+    knobs["weak_floor"] = floor / 2
+    return knobs
 
 
 def grid(base: RecallPolicy = DEFAULT_POLICY) -> dict[str, RecallPolicy]:
@@ -66,9 +87,17 @@ def grid(base: RecallPolicy = DEFAULT_POLICY) -> dict[str, RecallPolicy]:
     updates = [
         dict(zip(names, values, strict=True)) for values in itertools.product(*GRID_AXES.values())
     ]
+    policies[BASELINE] = with_knobs(base, **FORMER)
     for update in [*updates, *EXTRA]:
-        policies[", ".join(f"{k} {v}" for k, v in update.items())] = with_knobs(base, **update)
+        label = ", ".join(f"{k} {_shown(v)}" for k, v in update.items())
+        policies[label] = with_knobs(base, **_knobs(update))
     return policies
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, tuple):
+        return "/".join(f"{v:g}" for v in value) if any(value) else "off"
+    return str(value)
 
 
 @dataclass
@@ -76,27 +105,34 @@ class Graded:
     """Per-policy outcomes on both sets, and which fold each question belongs to."""
 
     locomo: dict[str, list[Outcome]]
+    locomo_weak: dict[str, list[bool]]
     locomo_folds: list[str]
     facts: dict[str, list[FactOutcome]]
 
 
 def _locomo(
     policies: Mapping[str, RecallPolicy], quick: bool
-) -> tuple[dict[str, list[Outcome]], list[str]]:
+) -> tuple[dict[str, list[Outcome]], dict[str, list[bool]], list[str]]:
     embedder = OnnxEmbedder()
     prepared, _, _ = prepare(default_data_path(), quick=quick, use_cache=True)
     outcomes: dict[str, list[Outcome]] = {label: [] for label in policies}
+    weak: dict[str, list[bool]] = {label: [] for label in policies}
     folds: list[str] = []
     for item in prepared:
         index = build_index(item, embedder)
         now = index.clock.now()
         for question in item.conversation.questions:
             folds.append(item.conversation.sample_id)
-            pool = gather_pool(index, question.text, embedder, DEFAULT_POLICY, 20)
+            pools: dict[str, CandidatePool] = {}
             for label, policy in policies.items():
-                ids = select(pool, question.text, policy, now, 20).record_ids
+                key = gather_key(policy)
+                if key not in pools:
+                    pools[key] = gather_pool(index, question.text, embedder, policy, 20)
+                chosen = select(pools[key], question.text, policy, now, 20)
+                weak[label].append(chosen.weak)
+                ids = chosen.record_ids
                 outcomes[label].append(judge(question, [index.dia_ids[r] for r in ids]))
-    return outcomes, folds
+    return outcomes, weak, folds
 
 
 def _facts(policies: Mapping[str, RecallPolicy], quick: bool) -> dict[str, list[FactOutcome]]:
@@ -113,9 +149,27 @@ def _locomo_r10(rows: Sequence[Outcome]) -> float:
     return summarise(rows).recall[R10] if rows else 0.0
 
 
-def objective(loco: Sequence[Outcome], facts: Sequence[FactOutcome]) -> float:
-    """Mean of LoCoMo R@10, fact-set R@5 (answerable) and fact-set no-answer empty-or-weak."""
-    return (_locomo_r10(loco) + recall_at(facts, 5) + no_answer_ok(facts)) / 3
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def answered_not_weak(facts: Sequence[FactOutcome]) -> float:
+    """Share of fact-set questions with an answer whose block is shown and not marked weak."""
+    return _mean([float(o.shown > 0 and not o.weak) for o in facts if o.kind != "no-answer"])
+
+
+def weak_accuracy(loco_weak: Sequence[bool], facts: Sequence[FactOutcome]) -> float:
+    """How well the weak label tells answers from none: the mean of the fact set's no-answer
+    questions empty or weak, its answered questions not weak, and LoCoMo's not weak."""
+    loco = _mean([float(not w) for w in loco_weak])
+    return (no_answer_ok(facts) + answered_not_weak(facts) + loco) / 3
+
+
+def objective(
+    loco: Sequence[Outcome], loco_weak: Sequence[bool], facts: Sequence[FactOutcome]
+) -> float:
+    """Mean of LoCoMo R@10, fact-set R@5 (answerable) and the weak label's accuracy."""
+    return (_locomo_r10(loco) + recall_at(facts, 5) + weak_accuracy(loco_weak, facts)) / 3
 
 
 def _category_r10(rows: Sequence[Outcome]) -> dict[int, float]:
@@ -131,19 +185,17 @@ def best_policy(
     """The label with the best objective on the kept questions among those that hold every
     LoCoMo category's R@10 at least where ``BASELINE`` has it on the same questions (the
     issue's "no category below today's"); ties: the first label."""
-
-    def kept_loco(label: str) -> list[Outcome]:
-        return [o for i, o in enumerate(graded.locomo[label]) if keep_loco(i)]
-
-    floor = _category_r10(kept_loco(BASELINE))
+    kept = [i for i in range(len(graded.locomo_folds)) if keep_loco(i)]
+    floor = _category_r10([graded.locomo[BASELINE][i] for i in kept])
     scores = {}
     for label in graded.locomo:
-        loco = kept_loco(label)
+        loco = [graded.locomo[label][i] for i in kept]
         categories = _category_r10(loco)
         if any(categories[c] < floor[c] for c in floor):
             continue
+        weak = [graded.locomo_weak[label][i] for i in kept]
         facts = [o for o in graded.facts[label] if keep_fact(o)]
-        scores[label] = objective(loco, facts)
+        scores[label] = objective(loco, weak, facts)
     return max(scores, key=lambda label: scores[label])
 
 
@@ -151,31 +203,41 @@ def best_policy(
 class CrossValidated:
     chosen: str
     held_out_locomo: list[Outcome]
-    held_out_facts: list[FactOutcome]
+    held_out_locomo_weak: list[bool]
+    held_out_users: list[FactOutcome]
+    held_out_families: list[FactOutcome]
     fold_choices: dict[str, str]
 
 
 def cross_validate(graded: Graded) -> CrossValidated:
-    """Leave one LoCoMo conversation out, then one fact-set user out; pool the held-out."""
+    """Leave one LoCoMo conversation out, one fact-set user out, and one fact-set paraphrase
+    family (a topic's question templates) out; pool each kind's held-out questions."""
     chosen = best_policy(graded, lambda _: True, lambda _: True)
     held_loco: list[Outcome] = []
-    held_facts: list[FactOutcome] = []
+    held_weak: list[bool] = []
     choices: dict[str, str] = {}
-    for fold in dict.fromkeys(graded.locomo_folds):
-        label = best_policy(graded, lambda i, f=fold: graded.locomo_folds[i] != f, lambda _: True)
+    folds = graded.locomo_folds
+    for fold in dict.fromkeys(folds):
+        label = best_policy(graded, lambda i, f=fold: folds[i] != f, lambda _: True)
         choices[fold] = label
-        held_loco += [
-            o for i, o in enumerate(graded.locomo[label]) if graded.locomo_folds[i] == fold
-        ]
-    users = dict.fromkeys(o.user for o in graded.facts[chosen])
-    for user in users:
-        label = best_policy(graded, lambda _: True, lambda o, u=user: o.user != u)
-        choices[user] = label
-        held_facts += [o for o in graded.facts[label] if o.user == user]
-    return CrossValidated(chosen, held_loco, held_facts, choices)
+        held_loco += [o for i, o in enumerate(graded.locomo[label]) if folds[i] == fold]
+        held_weak += [w for i, w in enumerate(graded.locomo_weak[label]) if folds[i] == fold]
+    held: dict[str, list[FactOutcome]] = {"user": [], "family": []}
+    for attribute, rows in held.items():
+        for value in dict.fromkeys(getattr(o, attribute) for o in graded.facts[chosen]):
+
+            def outside(o: FactOutcome, a: str = attribute, v: str = value) -> bool:
+                return bool(getattr(o, a) != v)
+
+            label = best_policy(graded, lambda _: True, outside)
+            choices[f"{attribute} {value}"] = label
+            rows += [o for o in graded.facts[label] if not outside(o)]
+    return CrossValidated(chosen, held_loco, held_weak, held["user"], held["family"], choices)
 
 
-def _row(label: str, loco: Sequence[Outcome], facts: Sequence[FactOutcome]) -> list[object]:
+def _row(
+    label: str, loco: Sequence[Outcome], weak: Sequence[bool], facts: Sequence[FactOutcome]
+) -> list[object]:
     cats = [summarise([o for o in loco if o.category == c]) for c in CATEGORY_NAMES if c <= 4]
     overall = summarise(loco)
     return [
@@ -183,7 +245,9 @@ def _row(label: str, loco: Sequence[Outcome], facts: Sequence[FactOutcome]) -> l
         f"{overall.recall[1]:.3f}",
         f"{overall.recall[R10]:.3f}",
         *(f"{s.recall[R10]:.3f}" for s in cats),
+        f"{_mean([float(w) for w in weak]):.1%}",
         f"{recall_at(facts, 5):.3f}",
+        f"{1 - answered_not_weak(facts):.1%}",
         f"{no_answer_ok(facts):.1%}",
     ]
 
@@ -195,27 +259,35 @@ def render(graded: Graded, cv: CrossValidated) -> str:
         "LoCoMo R@5",
         "LoCoMo R@10",
         *(f"{n} R@10" for n in names),
+        "LoCoMo weak",
         "facts R@5",
-        "facts no-answer empty or weak",
+        "facts answered: empty or weak",
+        "facts no-answer: empty or weak",
     ]
+
+    def cells(label: str, name: str) -> list[object]:
+        return _row(name, graded.locomo[label], graded.locomo_weak[label], graded.facts[label])
+
     rows = [
+        cells("defaults", '<a id="crossval-defaults"></a>defaults, in-sample'),
+        cells(BASELINE, "former defaults (before this grid), in-sample"),
+        cells(cv.chosen, f"best of the grid ({cv.chosen}), in-sample"),
         _row(
-            '<a id="crossval-defaults"></a>defaults, in-sample',
-            graded.locomo["defaults"],
-            graded.facts["defaults"],
-        ),
-        _row(
-            f"best of the grid ({cv.chosen}), in-sample",
-            graded.locomo[cv.chosen],
-            graded.facts[cv.chosen],
-        ),
-        _row(
-            '<a id="crossval-held-out"></a>best of the grid, cross-validated (held-out folds)',
+            '<a id="crossval-held-out"></a>best of the grid, held out: LoCoMo conversation, '
+            "fact-set user",
             cv.held_out_locomo,
-            cv.held_out_facts,
+            cv.held_out_locomo_weak,
+            cv.held_out_users,
+        ),
+        _row(
+            '<a id="crossval-held-out-family"></a>best of the grid, held out: LoCoMo '
+            "conversation, fact-set paraphrase family",
+            cv.held_out_locomo,
+            cv.held_out_locomo_weak,
+            cv.held_out_families,
         ),
     ]
-    grid_rows = [_row(label, graded.locomo[label], graded.facts[label]) for label in graded.locomo]
+    grid_rows = [cells(label, label) for label in graded.locomo]
     picks = sorted(set(cv.fold_choices.values()))
     return "\n".join(
         [
@@ -247,10 +319,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The defaults may be a cell of the grid: each distinct policy is ranked once.
     policies = {"defaults": DEFAULT_POLICY, **grid()}
     distinct = {policy.model_dump_json(): policy for policy in policies.values()}
-    locomo, folds = _locomo(distinct, args.quick)
+    locomo, weak, folds = _locomo(distinct, args.quick)
     facts = _facts(distinct, args.quick)
     graded = Graded(
         locomo={label: locomo[p.model_dump_json()] for label, p in policies.items()},
+        locomo_weak={label: weak[p.model_dump_json()] for label, p in policies.items()},
         locomo_folds=folds,
         facts={label: facts[p.model_dump_json()] for label, p in policies.items()},
     )
@@ -262,11 +335,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "",
             f"- command: `{' '.join(['python -m benchmarks.crossval', *given])}`",
             f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
-            f"- grid: {', '.join(f'{k} {list(v)}' for k, v in GRID_AXES.items())}, and "
-            "keyword_scale query at keyword_weight 0.5 on each floor; every other knob at its "
-            "default; constraint: no LoCoMo category's R@10 below the former defaults' "
-            f"(`{BASELINE}`); objective: mean of LoCoMo R@10 (categories 1-4), fact-set R@5 "
-            "(answerable) and fact-set no-answer empty-or-weak rate",
+            f"- grid: {', '.join(f'{k} {list(map(_shown, v))}' for k, v in GRID_AXES.items())} "
+            f"at confidence {_shown(CONFIDENCE)} (confident_cosine/confident_margin/"
+            "confident_keyword), and four other confidence bars on the defaults' cell; "
+            "weak_floor half the floor; every other knob at its default; constraint: "
+            "no LoCoMo category's R@10 below the former defaults' "
+            f"({', '.join(f'{k} {v}' for k, v in FORMER.items())}); objective: mean of LoCoMo "
+            "R@10 (categories 1-4), fact-set R@5 (answerable) and the weak label's accuracy "
+            "(mean of: fact-set no-answer empty or weak, fact-set answered not weak, LoCoMo "
+            "not weak)",
             f"- total wall time: {time.perf_counter() - started:.0f} s",
             "",
             render(graded, cv),

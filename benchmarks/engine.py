@@ -135,6 +135,7 @@ class Selection:
     keyword_only: bool
     deduplicated: int
     contextual: int
+    weak: bool = False  # the block would be labelled weak (recall.relevance.confident)
 
 
 def select(
@@ -144,4 +145,4 @@ def select(
     ordered = order(pool, question, policy, now)
     unique = deduplicate(ordered.ranked, policy, limit=depth)
     ids = [item.candidate.version.record_id for item in unique.kept]
-    return Selection(ids, ordered.keyword_only, unique.dropped, ordered.contextual)
+    return Selection(ids, ordered.keyword_only, unique.dropped, ordered.contextual, ordered.weak)

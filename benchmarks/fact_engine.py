@@ -9,8 +9,9 @@ after the last write.
 
 Each question is answered once by ``recall`` as shipped (default policy, journal included),
 which gives the block's precision and whether it was empty or weak. Its candidate pool is then
-gathered once and ranked under every policy given (``order`` then dedup, as
-``benchmarks.engine.select`` does for LoCoMo), for recall@k and the no-answer figures.
+gathered once per distinct step-1 knobs (``gather_key``) and ranked under every policy given
+(``order`` then dedup, as ``benchmarks.engine.select`` does for LoCoMo), for recall@k and the
+no-answer figures.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from cairn.clock import FixedClock
 from cairn.local.store import default_namespace
 from cairn.models import Scope, Source, SourceKind
 from cairn.ports import Embedder, Stores
-from cairn.recall import DEFAULT_POLICY, RecallPolicy, RecallQuery, recall
-from cairn.recall.candidates import gather
+from cairn.recall import RecallPolicy, RecallQuery, recall
+from cairn.recall.candidates import CandidatePool, gather
 from cairn.recall.dedup import deduplicate
 from cairn.recall.keywords import tokenize
 from cairn.recall.ordering import order
@@ -47,6 +48,7 @@ class FactOutcome:
     """One question under one policy: where its answers landed, and what a block would show."""
 
     user: str
+    family: str  # the question's paraphrase family (benchmarks.fact_set.FactQuestion)
     kind: str
     disjoint: bool  # the question shares no keyword with any record that answers it
     recall: tuple[float, ...]  # at KS; empty for no-answer questions
@@ -127,6 +129,12 @@ def write_store(
     return FactIndex(stores=stores, clock=clock, ids=ids, contents=contents)
 
 
+def gather_key(policy: RecallPolicy) -> str:
+    """The knobs step 1 (``gather``) reads: policies equal on these share one pool."""
+    knobs = ("bm25_k1", "bm25_b", "max_reembed", "subject_share")
+    return repr([getattr(policy, knob) for knob in knobs])
+
+
 def _disjoint(question: FactQuestion, contents: Mapping[str, str]) -> bool:
     asked = set(tokenize(question.text))
     return all(not asked.intersection(tokenize(contents[key])) for key in question.relevant)
@@ -146,6 +154,7 @@ def _outcome(
     )
     return FactOutcome(
         user=user.actor_id,
+        family=question.family,
         kind=question.kind,
         disjoint=disjoint,
         recall=recall_at,
@@ -182,15 +191,18 @@ def measure(
             result.shipped.append(
                 _outcome(user, question, wanted, shown, shipped.counts.weak, disjoint)
             )
-            pool = gather(
-                scope,
-                RecallQuery(text=question.text, top_k=DEPTH),
-                records=index.stores.records,
-                embedder=embedder,
-                policy=DEFAULT_POLICY,
-            )
+            pools: dict[str, CandidatePool] = {}
             for label, policy in policies.items():
-                ordered = order(pool, question.text, policy, now)
+                key = gather_key(policy)
+                if key not in pools:
+                    pools[key] = gather(
+                        scope,
+                        RecallQuery(text=question.text, top_k=DEPTH),
+                        records=index.stores.records,
+                        embedder=embedder,
+                        policy=policy,
+                    )
+                ordered = order(pools[key], question.text, policy, now)
                 kept = deduplicate(ordered.ranked, policy, limit=DEPTH).kept
                 ranked = [item.candidate.version.record_id for item in kept]
                 if label == "defaults":

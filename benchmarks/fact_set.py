@@ -46,6 +46,9 @@ class FactQuestion:
     text: str
     kind: str  # "answerable", "superseded" or "no-answer"
     relevant: tuple[str, ...]
+    # The paraphrase family the question's template belongs to: its topic's key, "shared-N"
+    # for the N-th shared question, "elsewhere" for one no user was told about.
+    family: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,19 +110,22 @@ def _user(position: int, name: str, pronoun: str, seed: int) -> UserFacts:
         kind = "superseded" if changed else "answerable"
         for template in rng.sample(topic.questions, QUESTIONS_PER_TOPIC):
             questions.append(
-                FactQuestion(_fill(template, name, pronoun, rng), kind, (told[-1].key,))
+                FactQuestion(_fill(template, name, pronoun, rng), kind, (told[-1].key,), topic.key)
             )
     for topic in TOPICS:
         if topic.key not in held_keys:
             for template in rng.sample(topic.questions, ABSENT_QUESTIONS):
-                questions.append(FactQuestion(_fill(template, name, pronoun, rng), "no-answer", ()))
-    for shared in SHARED:
+                text = _fill(template, name, pronoun, rng)
+                questions.append(FactQuestion(text, "no-answer", (), topic.key))
+    for number, shared in enumerate(SHARED):
         relevant = tuple(answers[key] for key in shared.about if key in answers)
         kind = "answerable" if relevant else "no-answer"
         for template in shared.questions:
-            questions.append(FactQuestion(_fill(template, name, pronoun, rng), kind, relevant))
+            text = _fill(template, name, pronoun, rng)
+            questions.append(FactQuestion(text, kind, relevant, f"shared-{number}"))
     for template in rng.sample(ASKED_ELSEWHERE, ELSEWHERE_QUESTIONS):
-        questions.append(FactQuestion(_fill(template, name, pronoun, rng), "no-answer", ()))
+        text = _fill(template, name, pronoun, rng)
+        questions.append(FactQuestion(text, "no-answer", (), "elsewhere"))
     # Records are told in no particular order; supersessions come after what they replace.
     rng.shuffle(records)
     records.sort(key=lambda r: r.supersedes is not None)

@@ -126,8 +126,12 @@ def sweep_policies(base: RecallPolicy = DEFAULT_POLICY) -> dict[str, RecallPolic
 
 
 FACT_SWEEP: dict[str, tuple[Any, ...]] = {
-    "relevance_floor": (0.0, 0.2, 0.25, 0.35, 0.4),
-    "weak_floor": (0.0, 0.1, 0.25),
+    "relevance_floor": (0.0, 0.05, 0.15, 0.2, 0.3),
+    "weak_floor": (0.0, 0.1),
+    "subject_share": (0.0, 0.2, 0.3),
+    "confident_cosine": (0.4, 0.6),
+    "confident_margin": (0.12, 0.2),
+    "confident_keyword": (0.3, 1.01),
     "keyword_scale": ("best",),
     "keyword_weight": (0.0, 0.3, 0.7),
     "recency_weight": (0.0,),

@@ -284,8 +284,11 @@ def test_the_demo_files_in_one_process_and_recalls_and_replays_in_others(
     blocks = out.split("question: ")
     assert len(blocks) == 3
     assert "breakfast meeting" in blocks[1]
-    # The allergy the user stated in the first session is recalled for the breakfast order.
-    assert "The user is allergic to peanuts" in blocks[1].split("journal:")[0]
+    # The allergy and the drink the user stated in the first session are recalled for the
+    # breakfast order.
+    breakfast = blocks[1].split("journal:")[0]
+    assert "The user is allergic to peanuts" in breakfast
+    assert "The user prefers oat milk flat whites in the morning." in breakfast
     assert "Postgres" in blocks[2]
     assert out.count("replay: matches the journaled block") == 2
 

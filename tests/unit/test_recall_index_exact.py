@@ -39,6 +39,9 @@ NAMESPACES = (f"/facts/{SCOPE.actor_id}/", f"/preferences/{SCOPE.actor_id}/", "/
 # Query words no record holds: a query of these alone shares no term, so when no cosine
 # reaches the floor the weak fallback decides.
 UNSHARED = ("violin", "harbour")
+# Capitalised query words many rows hold: the subject rewrite (recall.subject) leaves them
+# out of the embedded query, over the same frequencies in the scan and in every index.
+SUBJECTS = ("Ana", "Kyoto's", "the User")
 STARTED = datetime(2025, 5, 1, tzinfo=UTC)
 EMBEDDER = HashingEmbedder(dims=32)
 TOPICS = ("drinks", "travel")
@@ -110,13 +113,19 @@ _policies = st.fixed_dictionaries(
         "dedup_cosine": st.sampled_from((0.5, 0.9, 1.0)),
         "dedup_jaccard": st.sampled_from((0.3, 0.8)),
         "max_block_bytes": st.sampled_from((400, 900, 4096)),
+        "subject_share": st.sampled_from((0.0, 0.1, 0.5)),
+        "confident_cosine": st.sampled_from((0.0, 0.5, 0.9)),
+        "confident_margin": st.sampled_from((0.0, 0.1, 0.3)),
+        "confident_keyword": st.sampled_from((0.0, 0.5, 1.01)),
     }
 )
 
 _queries = st.fixed_dictionaries(
     {
         "words": st.lists(
-            st.sampled_from((*WORDS, *UNSHARED, "in May 2025", "the")), min_size=1, max_size=4
+            st.sampled_from((*WORDS, *UNSHARED, *SUBJECTS, "in May 2025", "the")),
+            min_size=1,
+            max_size=4,
         ),
         "namespace_prefix": st.sampled_from((None, NAMESPACES[0], "/facts/", "/")),
         "strategy": st.sampled_from((None, None, "semantic")),

@@ -216,7 +216,8 @@ def test_when_no_cosine_passes_the_floor_keywords_still_answer() -> None:
 def test_a_query_that_matches_nothing_renders_the_fixed_empty_block() -> None:
     memory = Memory()
     memory.remember("Prefers green tea")
-    result = memory.recall("quantum chromodynamics", policy=RecallPolicy(relevance_floor=0.9))
+    policy = RecallPolicy(relevance_floor=0.9, weak_floor=0.2)
+    result = memory.recall("quantum chromodynamics", policy=policy)
     assert result.entries == ()
     assert result.block.split("\n") == [HEADING, CAVEAT, EMPTY_LINE]
 

@@ -35,7 +35,10 @@ from cairn.ports import Stores
 from cairn.recall import RecallQuery, recall
 from cairn.rollout.index import Rollout
 
-DEMO_TOP_K = 4
+# Entries per demo block (an agent's default is 8): the breakfast question is answered by the
+# meeting, the peanut allergy and the oat-milk preference, and the session summary that
+# restates the meeting takes a place among them; the drink ranks fifth (it shares no word).
+DEMO_TOP_K = 5
 JOURNAL_LINE = re.compile(r"^journal: (\S+)$", flags=re.MULTILINE)
 
 

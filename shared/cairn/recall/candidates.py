@@ -24,6 +24,7 @@ from cairn.models import RecordVersion, Scope, VersionRef
 from cairn.ports import MAX_PAGE_SIZE, Embedder, RecordStore
 from cairn.recall.keywords import bm25_scores, tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
+from cairn.recall.subject import embedding_text
 from cairn.scope_guard import in_scope
 
 FloatVector = npt.NDArray[np.float32]
@@ -142,7 +143,13 @@ def gather(
         (i for i in range(len(heads)) if i not in vectors),
         key=lambda i: (-keyword[i], heads[i].record_id),
     )[: policy.max_reembed]
-    fresh = embedder.embed([query.text, *(heads[i].content for i in missing)])
+    embedded = embedding_text(
+        query.text,
+        lambda term: sum(1 for row in tokens if term in row),
+        len(heads),
+        policy.subject_share,
+    )
+    fresh = embedder.embed([embedded, *(heads[i].content for i in missing)])
     vectors.update(zip(missing, fresh[1:], strict=True))
     positions = sorted(vectors)
     matrix = unit_rows(np.stack([vectors[i] for i in positions])) if positions else None

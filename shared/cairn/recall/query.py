@@ -54,20 +54,28 @@ class RecallPolicy(Frozen):
     """Every knob of the recall pipeline; a policy that cannot hold its own frame is refused."""
 
     # Candidates ----------------------------------------------------------------------------
-    # LoCoMo dev (docs/benchmarks.md, sweep): floors 0-0.3 cost at most 0.7 points of R@20,
-    # 0.35 costs 2 and 0.4 six; at 0.3 a memory asked another conversation's questions shows
-    # 5.5 of 8 entries instead of 8.0. 0.3 keeps the most noise out for the least recall lost.
-    # Fact set, R@5 / no-answer empty-or-weak: 0.2 -> 0.702 / 13.5%, 0.3 -> 0.574 / 49.0%,
-    # 0.35 -> 0.522 / 58.3%. Cross-validated on both sets (docs/benchmarks.md, crossval), 0.3
-    # is the pick of 15 of 17 folds once no LoCoMo category may fall below the old defaults.
-    relevance_floor: float = Field(default=0.3, ge=0.0, le=1.0)
+    # Measured with the subject left out of the embedded query (subject_share, below), which
+    # lowers cosines overall (docs/benchmarks.md, crossval and the harness figures there).
+    # LoCoMo R@10 / fact-set R@5: floor 0.3 -> 0.713 / 0.662, 0.2 -> 0.748 / 0.792, 0.15 ->
+    # 0.759 / 0.856, 0.1 -> 0.764 / 0.891. The floor no longer decides whether a block is
+    # trusted (the confidence bar below labels it weak); it keeps out rows no question of
+    # either set is answered by. The cost: a block is full more often (foreign questions see
+    # 8.0 of 8 entries, 95% of them marked weak).
+    relevance_floor: float = Field(default=0.1, ge=0.0, le=1.0)
     # The weak fallback's bar, when no cosine reaches relevance_floor and no word is shared
-    # (the block is then marked weak). Below the 0.285 of "what does the user drink?" / "I
-    # prefer green tea". Fact set (docs/benchmarks.md), R@5 / precision of 8: 0.0 -> 0.600 /
-    # 0.358, 0.1 -> 0.598 / 0.360, 0.2 -> 0.574 / 0.392, 0.25 -> 0.556 / 0.406 (no-answer
-    # questions are empty or weak whatever it is). 0.2 keeps a weak block to the nearest few
-    # rows rather than all of them.
-    weak_floor: float = Field(default=0.2, ge=0.0, le=1.0)
+    # (the block is then marked weak): a second, lower bar, so a question never comes back
+    # empty while some row is near it ("what does the user drink?" / "I prefer green tea" is
+    # 0.285, above both bars now). Half the floor.
+    weak_floor: float = Field(default=0.05, ge=0.0, le=1.0)
+    # A block is weak (labelled so) unless the pool holds a match worth trusting: the best
+    # cosine reaches confident_cosine, or stands confident_margin above the fifth best, or the
+    # best row holds confident_keyword of the query's term weight (recall.relevance.confident);
+    # 0 / 0 / 0 is never weak. Fitted on both sets (docs/benchmarks.md, crossval): fact-set
+    # no-answer questions empty or weak 81%, answered ones weak 40% (their answers are often
+    # at cosine 0.2-0.3); LoCoMo questions weak 19%, foreign ones 95%.
+    confident_cosine: float = Field(default=0.5, ge=0.0, le=1.0)
+    confident_margin: float = Field(default=0.16, ge=0.0, le=1.0)
+    confident_keyword: float = Field(default=0.5, ge=0.0, le=1.01)
     # Rows ranked by keywords alone need this share of the best BM25 score: a row that shares
     # only a word found almost everywhere ("user") scores under a tenth of a real match.
     keyword_floor: float = Field(default=0.1, ge=0.0, le=1.0)
@@ -76,6 +84,12 @@ class RecallPolicy(Frozen):
     # Classic Okapi values (Robertson & Zaragoza 2009); short one-line facts barely need tuning.
     bm25_k1: float = Field(default=1.2, ge=0.0, le=3.0)
     bm25_b: float = Field(default=0.75, ge=0.0, le=1.0)
+
+    # Query understanding (recall.subject): a capitalised word or "user" that at least this
+    # share of the rows hold names the memory's subject, and is left out of the embedded query
+    # (keywords still see it); 0 is off. Fact-set R@5 at floor 0: 0.737 -> 0.873 (0.1), 0.869
+    # (0.2), 0.821 (0.3); LoCoMo R@10 at floor 0: 0.757 -> 0.764, adversarial 0.852 -> 0.890.
+    subject_share: float = Field(default=0.1, ge=0.0, le=1.0)
 
     # Fusion --------------------------------------------------------------------------------
     # "blend" keeps score gaps (ranking multipliers stay secondary); "rrf" only keeps ranks.

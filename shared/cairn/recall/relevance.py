@@ -34,6 +34,13 @@ blended relevance. A short fact asked about in other words ("what does the user 
 fallback over an embedded pool is ``weak``: no candidate reached the floor, and the block says
 so (``cairn.recall.render.WEAK_LINE``); without an embedder keywords are all recall has, so
 that is not weak.
+
+Confidence: rows that pass the floor are not all worth trusting. A block is also weak unless
+the pool holds a match that stands out (``confident``): the best cosine reaches
+``policy.confident_cosine``, or lies ``policy.confident_margin`` above the ``MARGIN_RANK``-th
+best (a short fact asked about in other words scores low but alone), or the best row's BM25
+holds ``policy.confident_keyword`` of the query's own term weight. The label changes what the
+block says, never what it holds or in which order.
 """
 
 from __future__ import annotations
@@ -45,6 +52,9 @@ from dataclasses import dataclass
 from cairn.recall.candidates import Candidate, CandidatePool
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy
+
+# The best cosine is compared with the one this far down the pool (``confident``).
+MARGIN_RANK = 5
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -84,7 +94,31 @@ def screen(pool: CandidatePool, policy: RecallPolicy, query_text: str = "") -> S
         relevant = _fused_by_rank(passing, unvectored, policy.rrf_k)
     else:
         relevant = tuple(_blended(c, best_keyword, policy) for c in (*passing, *unvectored))
-    return Screened(relevant=relevant, below_floor=below, keyword_only=False)
+    cosines = [c.cosine for c in candidates if c.cosine is not None]
+    keyword_share = evidence_share(max(c.keyword for c in candidates), pool, query_text)
+    sure = confident(cosines, keyword_share, policy)
+    return Screened(relevant=relevant, below_floor=below, keyword_only=False, weak=not sure)
+
+
+def evidence_share(best_keyword: float, pool: CandidatePool, query_text: str) -> float:
+    """The best row's BM25 over the query's own term weight (capped at 1): how much of what
+    the query asks for in words one row holds."""
+    scale = max(best_keyword, query_weight(pool, query_text))
+    return best_keyword / scale if scale > 0 else 0.0
+
+
+def confident(cosines: Sequence[float], keyword_share: float, policy: RecallPolicy) -> bool:
+    """Whether the pool holds a match worth trusting: the best cosine reaches
+    ``confident_cosine``, or stands ``confident_margin`` above the ``MARGIN_RANK``-th best, or
+    the best row holds ``confident_keyword`` of the query's term weight."""
+    if keyword_share >= policy.confident_keyword:
+        return True
+    if not cosines:
+        return False
+    ordered = sorted(cosines, reverse=True)
+    best = ordered[0]
+    runner = ordered[min(MARGIN_RANK, len(ordered)) - 1]
+    return best >= policy.confident_cosine or best - runner >= policy.confident_margin
 
 
 def _fallback(pool: CandidatePool, best_keyword: float, policy: RecallPolicy) -> Screened:

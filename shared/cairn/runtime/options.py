@@ -32,7 +32,7 @@ class SessionOptions(Frozen):
     per_turn_recall: bool = False
     # A turn adds a few memories, not a second boot block.
     turn_top_k: int = Field(default=3, ge=1, le=20)
-    # Above recall's 0.3 cosine floor: an injection nobody asked for needs stronger evidence
+    # Above recall's 0.1 cosine floor: an injection nobody asked for needs stronger evidence
     # than an answer to an explicit query. Keyword-only hits (no cosine) are never injected.
     turn_min_evidence: float = Field(default=0.4, ge=0.0, le=1.0)
 

@@ -103,9 +103,7 @@ def search(
     found: Cosines | None = None
     if embedder is not None and len(view):
         found = cosines(snapshot, view, keyword, query.text, embedder, policy)
-    weight_of_query = 0.0
-    if policy.keyword_scale == "query" and policy.fusion == "blend":
-        weight_of_query = query_weight(snapshot, view, terms)
+    weight_of_query = query_weight(snapshot, view, terms)
     screened = screen(keyword, found, embedder is not None, policy, weight_of_query)
     relevance, admitted = _expand(snapshot, view, screened, policy)
     unembedded = 0
