@@ -58,6 +58,9 @@ EXTRA: tuple[dict[str, object], ...] = tuple(
     for bar in ((0.0, 0.0, 0.0), (0.5, 0.12, 0.4), (0.5, 0.16, 0.4), (0.5, 0.18, 0.4))
 )
 R10 = 2  # index of R@10 in benchmarks.scoring.KS
+# The issue's target, a constraint like the categories': on the fact set's no-answer questions
+# an empty or weak block at least this often (when no policy reaches it, the best of the rest).
+NO_ANSWER_TARGET = 0.8
 # The defaults before this grid ("today" in the issue): no category may fall below them.
 BASELINE = "former defaults"
 FORMER = {
@@ -184,10 +187,12 @@ def best_policy(
 ) -> str:
     """The label with the best objective on the kept questions among those that hold every
     LoCoMo category's R@10 at least where ``BASELINE`` has it on the same questions (the
-    issue's "no category below today's"); ties: the first label."""
+    issue's "no category below today's") and leave ``NO_ANSWER_TARGET`` of the kept fact-set
+    no-answer questions empty or weak; ties: the first label."""
     kept = [i for i in range(len(graded.locomo_folds)) if keep_loco(i)]
     floor = _category_r10([graded.locomo[BASELINE][i] for i in kept])
-    scores = {}
+    scores: dict[str, float] = {}
+    short: dict[str, float] = {}  # policies that miss only the no-answer target
     for label in graded.locomo:
         loco = [graded.locomo[label][i] for i in kept]
         categories = _category_r10(loco)
@@ -195,8 +200,10 @@ def best_policy(
             continue
         weak = [graded.locomo_weak[label][i] for i in kept]
         facts = [o for o in graded.facts[label] if keep_fact(o)]
-        scores[label] = objective(loco, weak, facts)
-    return max(scores, key=lambda label: scores[label])
+        score = objective(loco, weak, facts)
+        (scores if no_answer_ok(facts) >= NO_ANSWER_TARGET else short)[label] = score
+    pool = scores or short
+    return max(pool, key=lambda label: pool[label])
 
 
 @dataclass
@@ -340,7 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "confident_keyword), and four other confidence bars on the defaults' cell; "
             "weak_floor half the floor; every other knob at its default; constraint: "
             "no LoCoMo category's R@10 below the former defaults' "
-            f"({', '.join(f'{k} {v}' for k, v in FORMER.items())}); objective: mean of LoCoMo "
+            f"({', '.join(f'{k} {v}' for k, v in FORMER.items())}), and at least "
+            f"{NO_ANSWER_TARGET:.0%} of fact-set no-answer questions empty or weak (the issue's "
+            "targets); objective: mean of LoCoMo "
             "R@10 (categories 1-4), fact-set R@5 (answerable) and the weak label's accuracy "
             "(mean of: fact-set no-answer empty or weak, fact-set answered not weak, LoCoMo "
             "not weak)",

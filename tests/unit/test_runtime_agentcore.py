@@ -23,6 +23,7 @@ from cairn.clock import SystemClock
 from cairn.errors import ConfigurationError, StoreUnavailableError
 from cairn.models import SPEAKER_METADATA_KEY, Conversational, EventInput, Scope, Status
 from cairn.ports import Stores
+from cairn.recall import RecallPolicy
 from cairn.runtime import MemorySession, SessionOptions
 from cairn.runtime.agentcore import AgentCoreSessionStore
 from cairn.runtime.tool_inputs import MEMORY_RECALL
@@ -187,7 +188,11 @@ def test_recall_keeps_only_records_above_the_relevance_bar_the_server_leaves_to_
         searchCriteria={"searchQuery": "green tea every morning", "topK": 10},
     )["memoryRecordSummaries"]
 
-    block = _session(client, memory_id, actor="tg:7").start_run("green tea every morning").block
+    # The bar is the session policy's floor, named here: the default (0.1) is low enough that
+    # this test embedder's shared word "every" reaches it.
+    bar = RecallPolicy(relevance_floor=0.3, weak_floor=0.2)
+    session = _session(client, memory_id, actor="tg:7", policy=bar)
+    block = session.start_run("green tea every morning").block
 
     assert {r["memoryRecordId"] for r in retrieved} == {near, far}  # the service's top K
     assert near in block
