@@ -9,7 +9,7 @@ them bit for bit against the scan).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,8 +19,9 @@ from cairn.ports import Embedder
 from cairn.recall.candidates import row_cosines, unit, unit_rows
 from cairn.recall.index.layout import layout, whole
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
+from cairn.recall.index.understanding import confident, frequency_of
 from cairn.recall.query import RecallPolicy
-from cairn.recall.relevance import MARGIN_RANK, term_weight
+from cairn.recall.relevance import term_weight
 from cairn.recall.subject import embedding_text
 
 
@@ -82,24 +83,6 @@ def query_weight(snapshot: Snapshot, view: IntArray, query: Sequence[str]) -> fl
     return term_weight(frequency.values(), total)
 
 
-def _frequency(snapshot: Snapshot, view: IntArray) -> Callable[[str], int]:
-    """How many of the view's rows hold a term, counted from its postings (as
-    ``query_weight`` counts them)."""
-    everything = whole(snapshot, view)
-    held = np.ones(0, dtype=bool)
-    if not everything:
-        held = np.zeros(snapshot.size, dtype=bool)
-        held[view] = True
-
-    def frequency(term: str) -> int:
-        posting = snapshot.postings.get(term)
-        if posting is None:
-            return 0
-        return len(posting[0]) if everything else int(held[posting[0]].sum())
-
-    return frequency
-
-
 @dataclass(frozen=True, slots=True)
 class Cosines:
     """The view's cosines: ``values[i]`` is meaningful where ``present[i]``; ``vectors`` are
@@ -132,7 +115,7 @@ def cosines(
         order = np.lexsort((vectorless, -keyword[vectorless]))
         missing = vectorless[order][: policy.max_reembed]
     texts = [
-        embedding_text(query_text, _frequency(snapshot, view), len(view), policy.subject_share),
+        embedding_text(query_text, frequency_of(snapshot, view), len(view), policy.subject_share),
         *(snapshot.contents[int(view[p])] for p in missing),
     ]
     embedded = embedder.embed(texts)
@@ -201,7 +184,7 @@ def screen(
         matched = (keyword > 0) & (share >= policy.keyword_floor)
     unvectored = ~found.present & matched
     keep = passing | unvectored
-    sure = _confident(found, best, weight_of_query, policy)
+    sure = confident(found, best, weight_of_query, policy)
     positions = np.flatnonzero(keep)
     below = total - int(passing.sum()) - int(unvectored.sum())
     if policy.fusion == "rrf":
@@ -218,27 +201,6 @@ def screen(
         blended = (1 - weight) * clipped + weight * share
         relevance = np.minimum(1.0, blended[positions])
     return Screened(positions, relevance, below, False, not sure)
-
-
-def _confident(
-    found: Cosines,
-    best: float,
-    weight_of_query: float,
-    policy: RecallPolicy,
-) -> bool:
-    """``cairn.recall.relevance.confident`` over the view: the same best cosine, the same
-    ``MARGIN_RANK``-th one and the same keyword share."""
-    scale = max(best, weight_of_query)
-    if (best / scale if scale > 0 else 0.0) >= policy.confident_keyword:
-        return True
-    present = found.values if found.present.all() else found.values[found.present]
-    if not len(present):
-        return False
-    # The best MARGIN_RANK cosines, unordered (a partition, not a sort of the whole view).
-    rank = min(MARGIN_RANK, len(present))
-    leaders = np.partition(present, len(present) - rank)[len(present) - rank :]
-    top, runner = float(leaders.max()), float(leaders.min())
-    return top >= policy.confident_cosine or top - runner >= policy.confident_margin
 
 
 def _at_least(floor: float) -> np.float32:
@@ -277,7 +239,7 @@ def _blended(
     weight = policy.keyword_weight
     clipped = np.where(passing[positions], np.minimum(1.0, np.maximum(0.0, cosine)), 0.0)
     relevance = np.minimum(1.0, (1 - weight) * clipped + weight * shares)
-    sure = _confident(found, best, weight_of_query, policy)
+    sure = confident(found, best, weight_of_query, policy)
     return Screened(positions, relevance, below, False, not sure)
 
 
