@@ -7,7 +7,7 @@ at once (``SessionOptions.batch_size``, a byte bound, ``flush``, ``close``, inte
 hands extraction what no trigger released when it closes (with a ``release``: the embedded one,
 so a session shorter than the message trigger is filed then, not by the idle sweep), and
 assembles recall once per run (``start_run``), with the session's boot window (``boot_window``,
-``SessionOptions.history_budget_tokens``) where its stores keep the history pyramid. A
+``SessionOptions.history_budget_tokens``; over HTTP, of turns only). A
 memoryless session (``MemorySession.memoryless``) has the same API: its runs have an empty
 block and no tools, its turns are not kept, so a host never branches on memory. ``recall``
 answers records, turns and chunks on demand, journalled.
@@ -24,6 +24,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -38,6 +39,7 @@ from cairn.models import SPEAKER_METADATA_KEY, Conversational, EventInput, Role,
 from cairn.ports import Clock, Embedder, Stores
 from cairn.recall import RecallQuery
 from cairn.runtime.agentcore import DEFAULT_NAMESPACES, AgentCoreSessionStore
+from cairn.runtime.agentcore_history import read_wire_window
 from cairn.runtime.buffer import PendingTurn, TurnBuffer, check_turn, turn_role
 from cairn.runtime.in_process import Appender, BatchAppender, InProcessSessionStore, Releaser
 from cairn.runtime.options import SessionOptions
@@ -164,7 +166,8 @@ class MemorySession:
     ) -> MemorySession:
         """A session over a cairn HTTP endpoint, through a boto3 ``bedrock-agentcore`` client
         whose ``endpoint_url`` points at it; it reads and edits only under ``namespaces``,
-        templates that must name ``{actorId}``."""
+        templates that must name ``{actorId}``. Its boot window holds turns only, read through
+        ListEvents (``cairn.runtime.agentcore_history``): the wire carries no chunks."""
         # The runtime's one edge to an AWS adapter, lazy: it needs botocore, which whoever
         # holds a client has, and the runtime installs without (docs/architecture.md).
         from cairn.aws.agentcore_client import call
@@ -172,7 +175,10 @@ class MemorySession:
         clock = clock or SystemClock()
         scope = Scope(memory_id=memory_id, actor_id=actor_id)
         store = AgentCoreSessionStore(client, call=call, clock=clock, namespaces=namespaces)
-        return cls(store, scope=scope, session_id=session_id, clock=clock, options=options)
+        history: HistoryReader = partial(read_wire_window, client, call)
+        return cls(
+            store, scope=scope, session_id=session_id, clock=clock, options=options, history=history
+        )
 
     @classmethod
     def memoryless(
@@ -225,7 +231,8 @@ class MemorySession:
     def boot_window(self, budget_tokens: int) -> BootWindow | None:
         """The session's whole history within ``budget_tokens``: newest turns verbatim, older
         parts as summaries (``cairn.history.boot_window``). Buffered turns are written first.
-        ``None`` where the stores keep no history pyramid or are unavailable."""
+        ``None`` where the stores keep no history (no chunk store) or are unavailable; over
+        HTTP, turns only (``cairn.runtime.agentcore_history``)."""
         if self._history is None or self.scope is None:
             return None
         self.flush()
