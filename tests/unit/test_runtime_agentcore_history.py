@@ -7,6 +7,7 @@ pyramid numbers them, and equals the local window's turns; it is fixed for a run
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -208,3 +209,21 @@ def test_an_unreachable_endpoint_skips_the_window_and_the_run_goes_on(
     )
     assert session.boot_window(500) is None
     assert session.start_run("anything").history_block == ""
+
+
+def test_the_window_over_http_keeps_utc_times_whatever_the_local_zone(
+    backend: SQLiteBackend,
+    client: Any,
+    memory_id: str,
+    long_session: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TZ", "America/New_York")  # the client parses wire times in local time
+    time.tzset()
+    try:
+        window = _session(client, memory_id, long_session).boot_window(1_000)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert window is not None
+    assert window.block == _local(backend.stores(), memory_id, long_session, 1_000).block
