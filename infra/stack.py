@@ -197,8 +197,11 @@ class CairnStack(Stack):
         They list the memories and their actors, read the recall journal and the live heads
         with their vectors, write links (a Put with a ConditionCheck on both heads), add access
         counts with their cursor (Update), record their runs (Put), all in the items table; and
-        call the extraction model to propose links. No events, payloads, topic or embedding
-        calls (a link's neighbours are found among vectors already stored).
+        call the extraction model to propose links and roll up. The rollup reads the events
+        table's actors, sessions, turns and chunks, and writes a chunk in one transaction (the
+        chunk's Put, its level cursor's and the history generation's Updates, a ConditionCheck
+        per child chunk): never a delete there, nor its ``by_event_id`` index. No payloads,
+        topic or embedding calls (a link's neighbours are found among vectors already stored).
         """
         function, items = self.jobs.function, self.tables.items
         models = bedrock_models(self.settings)
@@ -211,6 +214,15 @@ class CairnStack(Stack):
                 "dynamodb:UpdateItem",
                 "dynamodb:ConditionCheckItem",
                 resources=[items.table_arn],
+            ),
+            allow(
+                "dynamodb:GetItem",
+                "dynamodb:BatchGetItem",
+                "dynamodb:Query",
+                "dynamodb:PutItem",
+                "dynamodb:UpdateItem",
+                "dynamodb:ConditionCheckItem",
+                resources=[self.tables.events.table_arn],
             ),
             *([table_key_statement(self.key)] if self.key is not None else []),
             *invoke_statements(models),

@@ -96,6 +96,11 @@ def record_budget_ms() -> int:
     return int(os.environ.get("CAIRN_RECORD_BUDGET_MS") or 0)
 
 
+def model_timeout_seconds() -> float:
+    """One model call's bound (a caller budgeting its invocation's time reads it)."""
+    return _MODEL_TIMEOUT_SECONDS
+
+
 @dataclass
 class _Injected:
     """What a test may put in place of the real thing (never set in a deployed function)."""

@@ -1,8 +1,9 @@
 """The background jobs where they run on AWS: one scheduled function, ``functions/jobs``.
 
-Every ``JOBS_EVERY`` an EventBridge rule invokes it; it runs the scheduled jobs (access counting,
-then link generation: ``cairn.history.scheduled``) over every memory the stack configures, each
-job honouring the memory's switch and logging its run in the items table. A failed run is not
+Every ``JOBS_EVERY`` an EventBridge rule invokes it; it runs the rollup (``cairn.history.job``),
+then the scheduled jobs (access counting, then link generation: ``cairn.history.scheduled``)
+over every memory the stack configures, each job honouring the memory's switch and logging its
+run in the items table. A failed run is not
 retried (the next one, ``JOBS_EVERY`` later, starts where the cursors and links left off) and
 its event is kept in the ``JobFailures`` queue. The function grants nothing itself: the stack
 does (``infra.stack``).
@@ -50,7 +51,7 @@ class BackgroundJobs(Construct):
             self,
             "Run",
             asset="jobs",
-            description="cairn: background jobs (access counts, links) on a schedule",
+            description="cairn: background jobs (rollup, access counts, links) on a schedule",
             timeout=JOBS_TIMEOUT,
         )
         self.function.configure_async_invoke(

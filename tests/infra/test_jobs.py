@@ -1,5 +1,6 @@
 """The scheduled jobs function: on its schedule, its failures kept, allowed exactly what the
-jobs do (items table, the extraction model) and nothing more."""
+jobs do (items table, the events table's turns and chunks, the extraction model) and nothing
+more."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def test_the_jobs_run_on_their_schedule_and_a_failure_is_kept(default: dict[str,
     assert "jobs" in function["Properties"]["Description"]
 
 
-def test_the_jobs_touch_only_the_items_table_and_the_model(default: dict[str, Any]) -> None:
+def test_the_jobs_touch_only_the_two_tables_and_the_model(default: dict[str, Any]) -> None:
     statements = _statements(default, "JobsRun")
     actions = _actions(statements)
 
@@ -71,10 +72,25 @@ def test_the_jobs_touch_only_the_items_table_and_the_model(default: dict[str, An
     # The key is used only through DynamoDB (the tables'), never for payloads or the topic.
     assert not [s for s in statements if _all(s)[0].startswith("kms:") and not _via_dynamodb(s)]
     dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in _all(s))]
+    items = _logical_id(default, "AWS::DynamoDB::Table", "TablesItems")
+    events = _logical_id(default, "AWS::DynamoDB::Table", "TablesEvents")
+    granted: dict[str, set[str]] = {items: set(), events: set()}
     for statement in dynamodb:
         resources = statement["Resource"]
-        resources = resources if isinstance(resources, list) else [resources]
-        assert all("events" not in str(r).lower() for r in resources)
+        for resource in resources if isinstance(resources, list) else [resources]:
+            # Each table itself, never one of its indexes.
+            assert resource in ({"Fn::GetAtt": [items, "Arn"]}, {"Fn::GetAtt": [events, "Arn"]})
+            granted[resource["Fn::GetAtt"][0]] |= set(_all(statement))
+    # The rollup: the events table's actors, sessions, turns and chunks read, a chunk written
+    # in one transaction (Put, level cursor and generation Updates, child ConditionChecks).
+    assert granted[events] == {
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:ConditionCheckItem",
+    }
 
 
 def _all(statement: dict[str, Any]) -> list[str]:

@@ -1,5 +1,5 @@
-"""The scheduled jobs Lambda on moto: every configured memory's access counts and links, its
-runs logged, through the composition root a deployed function uses."""
+"""The scheduled jobs Lambda on moto: every configured memory's rollup, access counts and links,
+its runs logged, through the composition root a deployed function uses."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import importlib
 from typing import Any
 
 from cairn.changes import Create, NewRecord, Vector
+from cairn.clock import FixedClock
 from cairn.embed.hashing import HashingEmbedder
 from cairn.jobs import JobName, JobSwitches
 from cairn.models import JournalEntry, Scope, SelectedEntry, Source, SourceKind, Trust
-from tests.pipeline.aws import Deployment, LambdaContext
-from tests.pipeline.test_api_lambda import api_lambda, create_memory
+from tests.pipeline.aws import CountdownContext, Deployment, LambdaContext
+from tests.pipeline.test_api_lambda import ACTOR, T0, api_lambda, create_memory
 
 __all__ = ["api_lambda"]  # the fixture, used by name
 
@@ -68,3 +69,75 @@ def test_a_scheduled_run_counts_links_and_logs_every_configured_memory(
     assert again["changed"] == 0  # nothing counted twice, nothing linked twice
     assert [r.outcome for r in stores.jobs.runs(other_id, JobName.LINK)] == ["skipped"] * 2
     assert len(stores.jobs.runs(memory_id, JobName.ACCESS)) == 2
+
+
+def talk(send: Any, memory_id: str, turns: int) -> None:
+    """``turns`` turns of one conversation, appended through the API function."""
+    for i in range(turns):
+        posted = send(
+            "POST",
+            f"/memories/{memory_id}/events",
+            {
+                "actorId": ACTOR,
+                "sessionId": "evening",
+                "eventTimestamp": T0 + 60 * i,
+                "payload": [
+                    {"conversational": {"content": {"text": f"turn {i}: bees"}, "role": "USER"}}
+                ],
+            },
+        )
+        assert posted["_status"] == 201, posted
+
+
+def test_a_scheduled_run_rolls_a_conversation_up_and_a_switched_off_memory_is_skipped(
+    api_lambda: Any, deployment: Deployment
+) -> None:
+    from functions._common import wiring
+
+    memory_id = create_memory(api_lambda, "rolledUp")
+    other_id = create_memory(api_lambda, "notRolledUp")
+    stores = wiring.stores()
+    assert stores.jobs is not None
+    assert stores.chunks is not None
+    stores.jobs.set_switches(JobSwitches(memory_id=other_id).switched(JobName.ROLLUP, False))
+    talk(api_lambda, memory_id, 25)
+    talk(api_lambda, other_id, 25)
+    handler = importlib.import_module("functions.jobs.handler").lambda_handler
+
+    handler({}, LambdaContext(function_name="cairn-jobs"))
+
+    scope = Scope(memory_id=memory_id, actor_id=ACTOR)
+    chunks = stores.chunks.list_chunks(scope, "evening", level=1)
+    assert [(c.from_seq, c.to_seq) for c in chunks] == [(1, 10), (11, 20)]  # 21-25 wait
+    (run,) = stores.jobs.runs(memory_id, JobName.ROLLUP)
+    assert (run.outcome, run.actors, run.changed) == ("done", 1, 2)
+    off = Scope(memory_id=other_id, actor_id=ACTOR)
+    assert stores.chunks.chunk_sessions(off) == ()
+    (skipped,) = stores.jobs.runs(other_id, JobName.ROLLUP)
+    assert skipped.outcome == "skipped"
+    assert skipped.reasons == ("the rollup is switched off for this memory",)
+
+
+def test_a_run_left_too_little_time_starts_no_session_and_says_the_next_run_continues(
+    api_lambda: Any, deployment: Deployment, clock: FixedClock
+) -> None:
+    from functions._common import wiring
+
+    jobs = importlib.import_module("functions.jobs.handler")
+    memory_id = create_memory(api_lambda, "lateRun")
+    talk(api_lambda, memory_id, 10)
+    stores = wiring.stores()
+    assert stores.jobs is not None
+    assert stores.chunks is not None
+    short = int(jobs.ROLLUP_RESERVE.total_seconds() * 1000) - 1
+
+    jobs.lambda_handler({}, CountdownContext(function_name="cairn-jobs", remaining=[short]))
+    clock.advance(minutes=15)
+    jobs.lambda_handler({}, LambdaContext(function_name="cairn-jobs"))
+
+    on_time, late = stores.jobs.runs(memory_id, JobName.ROLLUP)  # newest first
+    assert (late.outcome, late.changed) == ("partial", 0)
+    assert late.reasons == ("1 session(s): the run's time ran out; the next run continues",)
+    assert (on_time.outcome, on_time.changed) == ("done", 1)
+    scope = Scope(memory_id=memory_id, actor_id=ACTOR)
+    assert len(stores.chunks.list_chunks(scope, "evening", level=1)) == 1

@@ -6,13 +6,15 @@ every actor that has events (``cairn.history.rollup.roll_up_scope``) and records
 ``JobRun``: how many actors it visited, how many chunks it wrote, and why any session stopped
 early (the reasons, counted, never with content or ids). A run that is switched off, or whose
 stores keep no pyramid, is recorded as ``skipped`` with the reason. The embedded host runs it
-with ``cairn jobs run rollup``; on AWS a schedule would call the same function.
+with ``cairn jobs run rollup``; on AWS the scheduled jobs function (``functions/jobs``) calls
+it with a time limit (``until``) inside its own.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections import Counter
+from datetime import datetime
 
 from cairn.history.rollup import DEFAULT_MAX_CALLS, roll_up_scope
 from cairn.jobs import MAX_REASONS, JobName, JobRun, job_run_id
@@ -27,8 +29,10 @@ def run_rollup_job(
     *,
     clock: Clock,
     max_calls: int = DEFAULT_MAX_CALLS,
+    until: datetime | None = None,
 ) -> JobRun:
-    """One rollup run over the memory, logged in ``stores.jobs`` when the stores have one."""
+    """One rollup run over the memory, logged in ``stores.jobs`` when the stores have one; no
+    session is started at or after ``until`` (a partial run: the next one continues)."""
     started = clock.now()
     run_id = job_run_id(started, secrets.token_hex(4))
     skipped = _why_not(stores, memory_id)
@@ -50,7 +54,13 @@ def run_rollup_job(
             actors += 1
             scope = Scope(memory_id=memory_id, actor_id=actor_id)
             for report in roll_up_scope(
-                stores.events, stores.chunks, model, scope, clock=clock, max_calls=max_calls
+                stores.events,
+                stores.chunks,
+                model,
+                scope,
+                clock=clock,
+                max_calls=max_calls,
+                until=until,
             ):
                 changed += report.chunks
                 if report.skipped is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from cairn.chunks import Chunk
 from cairn.errors import ChunkConflictError, ModelError
@@ -31,6 +32,8 @@ from cairn.ports import ChunkStore, Clock, EventStore, ModelProvider
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_CALLS = 40
+# Why a session was not rolled up in a run that has a time limit: it waits for the next run.
+OUT_OF_TIME = "the run's time ran out; the next run continues"
 
 
 @dataclass
@@ -134,13 +137,18 @@ def roll_up_scope(
     clock: Clock,
     fanout: int = FANOUT,
     max_calls: int = DEFAULT_MAX_CALLS,
+    until: datetime | None = None,
 ) -> list[RollupReport]:
-    """``roll_up_session`` for every session of the actor, in session id order."""
+    """``roll_up_session`` for every session of the actor, in session id order; a session not
+    started by ``until`` (by ``clock``) is reported skipped with ``OUT_OF_TIME``."""
     reports = []
     cursor: str | None = None
     while True:
         page = events.list_sessions(scope, cursor=cursor)
         for session in page.items:
+            if until is not None and clock.now() >= until:
+                reports.append(RollupReport(session.session_id, skipped=OUT_OF_TIME))
+                continue
             reports.append(
                 roll_up_session(
                     events,
