@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from cairn.clock import FixedClock
 from cairn.erasure import erase_session
+from cairn.history.axes import about_time, by_period
 from cairn.history.search import recall_both
 from cairn.ports import Stores
 from cairn.recall.query import RecallQuery
@@ -64,3 +65,47 @@ def test_two_backends_whose_generations_agree_never_share_a_list(clock: FixedClo
     assert _refs(one, clock, "oolong tea") == [said_one]
     # Both at generation 1: the second store's turn must be scored by its own words.
     assert _refs(two, clock, "oolong tea") == []
+
+
+def _in_march(stores: Stores) -> list[str]:
+    found = by_period(
+        stores.records,
+        stores.events,
+        stores.chunks,
+        SCOPE,
+        datetime(2023, 3, 1, tzinfo=UTC),
+        datetime(2023, 3, 31, tzinfo=UTC),
+        kinds=frozenset({"turns", "chunks"}),
+        stores=stores,
+    )
+    return [hit.ref for hit in found]
+
+
+def _asked_about_march(stores: Stores) -> list[str]:
+    found = about_time(
+        stores.records,
+        stores.events,
+        stores.chunks,
+        SCOPE,
+        "what did we say in March 2023?",
+        kinds=frozenset({"turns", "chunks"}),
+        stores=stores,
+    )
+    return [hit.ref for hit in found]
+
+
+def test_the_time_axes_read_the_kept_list_while_unchanged_and_see_a_new_turn_next(
+    stores: Stores,
+) -> None:
+    assert stores.history_generations is not None
+    tea = say(stores, "s1", T0, "I brewed oolong tea")
+    assert _in_march(stores) == [tea]
+    assert _asked_about_march(stores) == [tea]
+    # Nothing changed: neither axis lists a turn or a chunk again.
+    assert _in_march(_unlistable(stores)) == [tea]
+    assert _asked_about_march(_unlistable(stores)) == [tea]
+
+    later = say(stores, "s2", T0 + timedelta(days=1), "and green tea the day after")
+    assert _in_march(stores) == [tea, later]
+    assert _asked_about_march(stores) == [tea, later]
+    assert _in_march(_unlistable(stores)) == [tea, later]

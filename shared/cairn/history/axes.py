@@ -20,7 +20,9 @@ Records are read through a head index (``cairn.recall.index.heads``): given ``he
 backend's, ``heads_of(stores)``), a view of the live heads kept current by the store's
 generations, so a period is a bisection and a record's incoming links one lookup; without it,
 the heads are listed for the call (a scan). Turns and chunks are read through the ports, every
-session's events and chunks: exact, and linear in the history.
+session's events and chunks: exact, and linear in the history; given ``stores`` (the backend's),
+from the list ``recall_both`` keeps per history generation (``cairn.history.listing``), so an
+unchanged scope is not listed again.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from cairn.errors import InvalidInputError
 from cairn.history.turns import role_source, session_events
 from cairn.links import LINK_KINDS
 from cairn.models import EdgeKind, Event, RecordVersion, Scope, Trust, derive_trust
-from cairn.ports import MAX_PAGE_SIZE, ChunkStore, EventStore, LinkStore, RecordStore
+from cairn.ports import MAX_PAGE_SIZE, ChunkStore, EventStore, LinkStore, RecordStore, Stores
 from cairn.recall.index.heads import HeadIndex
 from cairn.recall.signals import record_date
 from cairn.recall.temporal import query_periods
@@ -80,9 +82,10 @@ def by_period(
     kinds: frozenset[Kind] = ALL_KINDS,
     limit: int = 100,
     heads: HeadIndex | None = None,
+    stores: Stores | None = None,
 ) -> tuple[PeriodHit, ...]:
     """What ``scope`` holds from ``start`` to ``end`` (both included), oldest first, at most
-    ``limit``; see the module for what falls in a period."""
+    ``limit``; see the module for what falls in a period (and for ``stores``)."""
     _check_period(start, end, kinds, limit)
     hits: list[PeriodHit] = []
     if "records" in kinds:
@@ -92,7 +95,12 @@ def by_period(
                     "records", record_date(head), head.record_id, None, head.content, head.trust
                 )
             )
-    sessions = _sessions(events, scope) if kinds & {"turns", "chunks"} else []
+    if stores is not None and kinds & {"turns", "chunks"}:
+        from cairn.history.listing import listed_between  # it reads this module's kinds
+
+        hits += listed_between(stores, scope, kinds, start, end)
+        kinds -= {"turns", "chunks"}  # listed
+    sessions = session_ids(events, scope) if kinds & {"turns", "chunks"} else []
     if "turns" in kinds:
         for session_id in sessions:
             for event in session_events(events, scope, session_id):
@@ -118,11 +126,12 @@ def about_time(
     kinds: frozenset[Kind] = ALL_KINDS,
     limit: int = 100,
     heads: HeadIndex | None = None,
+    stores: Stores | None = None,
 ) -> tuple[PeriodHit, ...]:
     """What the scope holds for every period ``question`` names, oldest first, at most
     ``limit``; none when it names no period. Relative periods are resolved against ``now``,
     by default the time of the scope's latest turn, so "last March" is the conversation's."""
-    when = now or _latest_turn(events, scope)
+    when = now or _latest_turn(events, scope, stores, kinds)
     if when is None:
         return ()
     found: dict[tuple[str, str], PeriodHit] = {}
@@ -138,15 +147,22 @@ def about_time(
             kinds=kinds,
             limit=MAX_RESULTS,
             heads=heads,
+            stores=stores,
         ):
             found.setdefault((hit.kind, hit.ref), hit)
     hits = sorted(found.values(), key=lambda h: (h.at, h.kind, -h.level, h.ref))
     return tuple(hits[:limit])
 
 
-def _latest_turn(events: EventStore, scope: Scope) -> datetime | None:
+def _latest_turn(
+    events: EventStore, scope: Scope, stores: Stores | None, kinds: frozenset[Kind]
+) -> datetime | None:
+    if stores is not None:
+        from cairn.history.listing import latest_listed_turn
+
+        return latest_listed_turn(stores, scope, kinds)
     latest: datetime | None = None
-    for session_id in _sessions(events, scope):
+    for session_id in session_ids(events, scope):
         for event in session_events(events, scope, session_id):
             if latest is None or event.event_timestamp > latest:
                 latest = event.event_timestamp
@@ -249,7 +265,7 @@ def _check_period(start: datetime, end: datetime, kinds: frozenset[Kind], limit:
         raise InvalidInputError(f"limit must be between 1 and {MAX_RESULTS}, got {limit}")
 
 
-def _sessions(events: EventStore, scope: Scope) -> list[str]:
+def session_ids(events: EventStore, scope: Scope) -> list[str]:
     found: list[str] = []
     cursor: str | None = None
     while True:

@@ -32,14 +32,12 @@ from cairn.history.axes import ALL_KINDS, Kind
 from cairn.history.hits import (
     Hit,
     Piece,
-    chunk_piece,
     hits_block,
     piece_hit,
     record_hit,
-    turn_piece,
 )
 from cairn.history.journalled import journal_hits
-from cairn.history.listing import listed
+from cairn.history.listing import history_pieces, listed
 from cairn.history.turns import session_events
 from cairn.models import Scope, Trust
 from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
@@ -95,7 +93,7 @@ def recall_both(
     (``cairn.history.journalled``).
     """
     _check(query, kinds)
-    pieces, version = listed(stores, scope, kinds, _pieces)
+    pieces, version = listed(stores, scope, kinds, history_pieces)
     when = now or _conversation_time(stores, scope, query.text, pieces, clock.now()) or clock.now()
     periods = tuple(query_periods(query.text, when)) if policy.temporal_weight > 0 else ()
     hits, candidates = (
@@ -193,23 +191,6 @@ def _records(
             record_hit(version, ranked.score, ranked.relevance, in_period, text=version.content)
         )
     return hits, found.candidates
-
-
-def _pieces(stores: Stores, scope: Scope, kinds: frozenset[Kind]) -> list[Piece]:
-    pieces: list[Piece] = []
-    sessions = _sessions(stores, scope) if kinds & {"turns", "chunks"} else []
-    if "turns" in kinds:
-        for session_id in sessions:
-            for event in session_events(stores.events, scope, session_id):
-                piece = turn_piece(event, session_id)
-                if piece is not None:
-                    pieces.append(piece)
-    if "chunks" in kinds and stores.chunks is not None:
-        for session_id in sorted(set(sessions) | set(stores.chunks.chunk_sessions(scope))):
-            pieces += [
-                chunk_piece(c, session_id) for c in stores.chunks.list_chunks(scope, session_id)
-            ]
-    return pieces
 
 
 def _sessions(stores: Stores, scope: Scope) -> list[str]:
