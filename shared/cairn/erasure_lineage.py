@@ -55,6 +55,7 @@ from cairn.models import (
     Status,
     canonical_content,
 )
+from cairn.paging import session_ids
 from cairn.ports import MAX_PAGE_SIZE, Clock, StagingStore, Stores
 from cairn.rollout.index import RolloutState
 from cairn.versioning import lineage
@@ -247,7 +248,7 @@ def _delete_turns(stores: Stores, scope: Scope, erased: _Erased) -> int:
     """Step 1: the source turns and every other turn of the scope that restates the erased
     content (each delete also forgets the chunks summarising it)."""
     doomed = set(erased.turns)
-    for session_id in _sessions(stores, scope):
+    for session_id in session_ids(stores.events, scope):
         cursor: str | None = None
         while True:
             page = stores.events.list_events(scope, session_id, limit=MAX_PAGE_SIZE, cursor=cursor)
@@ -266,17 +267,6 @@ def _delete_turns(stores: Stores, scope: Scope, erased: _Erased) -> int:
         except EventNotFoundError:
             continue  # deleted already: gone either way
     return deleted
-
-
-def _sessions(stores: Stores, scope: Scope) -> list[str]:
-    found: list[str] = []
-    cursor: str | None = None
-    while True:
-        page = stores.events.list_sessions(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
-        found += [s.session_id for s in page.items]
-        if page.next_cursor is None:
-            return found
-        cursor = page.next_cursor
 
 
 def _forget_chunks(stores: Stores, scope: Scope, erased: _Erased) -> int:

@@ -7,8 +7,8 @@ from typing import Any, TypeVar
 
 from cairn.cursor import decode_cursor, encode_cursor
 from cairn.errors import InvalidInputError
-from cairn.models import Page
-from cairn.ports import MAX_PAGE_SIZE
+from cairn.models import Page, Scope
+from cairn.ports import MAX_PAGE_SIZE, EventStore
 
 T = TypeVar("T")
 
@@ -42,3 +42,15 @@ def page_after(
 def event_sort_key(event_timestamp: Any, event_id: str) -> str:
     """Fixed-width, string-comparable order of events: timestamp (µs), then id."""
     return f"{event_timestamp:%Y-%m-%dT%H:%M:%S.%f}|{event_id}"
+
+
+def session_ids(events: EventStore, scope: Scope) -> list[str]:
+    """Every session id of ``scope``, in the store's order, read a page at a time."""
+    found: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = events.list_sessions(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
+        found += [s.session_id for s in page.items]
+        if page.next_cursor is None:
+            return found
+        cursor = page.next_cursor

@@ -37,7 +37,8 @@ from cairn.errors import InvalidInputError
 from cairn.history.turns import role_source, session_events
 from cairn.links import LINK_KINDS
 from cairn.models import EdgeKind, Event, RecordVersion, Scope, Trust, derive_trust
-from cairn.ports import MAX_PAGE_SIZE, ChunkStore, EventStore, LinkStore, RecordStore, Stores
+from cairn.paging import session_ids
+from cairn.ports import ChunkStore, EventStore, LinkStore, RecordStore, Stores
 from cairn.recall.index.heads import HeadIndex
 from cairn.recall.signals import record_date
 from cairn.recall.temporal import query_periods
@@ -263,17 +264,6 @@ def _check_period(start: datetime, end: datetime, kinds: frozenset[Kind], limit:
         raise InvalidInputError("kinds must name one or more of records, turns, chunks")
     if not 1 <= limit <= MAX_RESULTS:
         raise InvalidInputError(f"limit must be between 1 and {MAX_RESULTS}, got {limit}")
-
-
-def session_ids(events: EventStore, scope: Scope) -> list[str]:
-    found: list[str] = []
-    cursor: str | None = None
-    while True:
-        page = events.list_sessions(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
-        found += [s.session_id for s in page.items]
-        if page.next_cursor is None:
-            return found
-        cursor = page.next_cursor
 
 
 def _turn_hit(event: Event) -> PeriodHit | None:

@@ -25,10 +25,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from datetime import datetime
 
-from cairn.history.axes import Kind, PeriodHit, session_ids
+from cairn.history.axes import Kind, PeriodHit
 from cairn.history.hits import Piece, chunk_piece, turn_piece
 from cairn.history.turns import session_events
 from cairn.models import Scope
+from cairn.paging import session_ids
 from cairn.ports import Stores
 
 # Lists kept per backend: the most recently recalled (scope, kinds), oldest dropped first.

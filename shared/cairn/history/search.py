@@ -40,7 +40,8 @@ from cairn.history.journalled import journal_hits
 from cairn.history.listing import history_pieces, listed
 from cairn.history.turns import session_events
 from cairn.models import Scope, Trust
-from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, Stores
+from cairn.paging import session_ids
+from cairn.ports import Clock, Embedder, Stores
 from cairn.recall.dedup import deduplicate, untrusted_limit
 from cairn.recall.index import index_of
 from cairn.recall.index.passages import PassageIndex
@@ -193,17 +194,6 @@ def _records(
     return hits, found.candidates
 
 
-def _sessions(stores: Stores, scope: Scope) -> list[str]:
-    found: list[str] = []
-    cursor: str | None = None
-    while True:
-        page = stores.events.list_sessions(scope, limit=MAX_PAGE_SIZE, cursor=cursor)
-        found += [s.session_id for s in page.items]
-        if page.next_cursor is None:
-            return found
-        cursor = page.next_cursor
-
-
 def _conversation_time(
     stores: Stores, scope: Scope, text: str, pieces: Sequence[Piece], wall: datetime
 ) -> datetime | None:
@@ -215,7 +205,7 @@ def _conversation_time(
     if not query_periods(text, wall):
         return None
     latest: datetime | None = None
-    for session_id in _sessions(stores, scope):
+    for session_id in session_ids(stores.events, scope):
         for event in session_events(stores.events, scope, session_id):
             if latest is None or event.event_timestamp > latest:
                 latest = event.event_timestamp
