@@ -1,11 +1,12 @@
 """Background jobs: which exist, their per-memory switches, and the run log each keeps.
 
 A job is work that runs beside the conversation, not inside a request: the history rollup
-(``cairn.history.job``), link generation (``cairn.history.linking``) and access
-counting (``cairn.history.access``). Each memory switches each job on or off (``JobSwitches``; a job
-not named takes its default), and every run, whether it did anything or not, leaves one
-``JobRun`` in the log: what ran, when, over how many actors, what it changed and, when it did
-nothing or stopped early, why. A run log holds counts and reasons, never memory content.
+(``cairn.history.job``), link generation (``cairn.history.linking``), access counting
+(``cairn.history.access``) and decay (``cairn.history.decay``, off unless switched on). Each
+memory switches each job on or off (``JobSwitches``; a job not named takes its default), and
+every run, whether it did anything or not, leaves one ``JobRun`` in the log: what ran, when,
+over how many actors, what it changed and, when it did nothing or stopped early, why. A run
+log holds counts and reasons, never memory content.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class JobName(StrEnum):
     ROLLUP = "rollup"
     LINK = "link"
     ACCESS = "access"
+    DECAY = "decay"
 
 
 # What each job does, and whether a memory runs it unless switched.
@@ -30,6 +32,7 @@ JOB_DEFAULTS: dict[JobName, bool] = {
     JobName.ROLLUP: True,
     JobName.LINK: True,
     JobName.ACCESS: True,
+    JobName.DECAY: False,
 }
 JOB_SUMMARIES: dict[JobName, str] = {
     JobName.ROLLUP: "summarise complete batches of ten turns (and of ten chunks) into the "
@@ -38,6 +41,9 @@ JOB_SUMMARIES: dict[JobName, str] = {
     "the model; kept beside the records, untrusted, never changing them",
     JobName.ACCESS: "count how many recalls showed each record, from the recall journal since "
     "the last count (recall itself stays a read)",
+    JobName.DECAY: "measure each record's salience, halving per idle half-life (30 days) since "
+    "it was last shown or confirmed; kept beside the records, deleting nothing, not yet read by "
+    "recall",
 }
 MAX_REASONS = 20
 Reason = Annotated[str, Field(min_length=1, max_length=300)]

@@ -15,7 +15,7 @@ from the recall journal by a job (``cairn.history.access``), never written by re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import Field
 
@@ -106,3 +106,27 @@ def check_add(counts: Mapping[str, int], after: int, upto: int) -> None:
         raise InvalidInputError(
             f"at most {MAX_COUNTS_PER_ADD} records per add, got {len(counts)}: split the batch"
         )
+
+
+class Salience(Frozen):
+    """How live a record is (``cairn.history.decay``): ``value`` is 1.0 at ``active_at`` (when
+    it was last shown, as far as the decay job can tell, or last confirmed) and halves per idle
+    half-life, as measured at ``measured_at``. ``shown`` is the record's access count when
+    measured, so the next run sees a showing in between. Kept beside the record, never a
+    version; it never deletes anything."""
+
+    record_id: RecordId
+    shown: int = Field(ge=0)
+    active_at: UtcDatetime
+    value: float = Field(ge=0.0, le=1.0)
+    measured_at: UtcDatetime
+
+
+def check_salience(values: Sequence[Salience]) -> None:
+    """Refuse too many records in one put, or one record twice (``AccessCounts.put_salience``)."""
+    if len(values) > MAX_COUNTS_PER_ADD:
+        raise InvalidInputError(
+            f"at most {MAX_COUNTS_PER_ADD} records per put, got {len(values)}: split the batch"
+        )
+    if len({value.record_id for value in values}) != len(values):
+        raise InvalidInputError("a record appears twice in one salience put; name each once")

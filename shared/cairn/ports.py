@@ -26,7 +26,7 @@ from cairn.changes import Change, Vector
 from cairn.chunks import Chunk
 from cairn.errors import InvalidInputError
 from cairn.jobs import JobName, JobRun, JobSwitches
-from cairn.links import Link
+from cairn.links import Link, Salience
 from cairn.memories import MemoryConfig
 from cairn.model_request import ModelRequest, ModelResponse
 from cairn.models import (
@@ -813,12 +813,23 @@ class AccessCounts(Protocol):
         never counts an entry twice. At most ``MAX_COUNTS_PER_ADD`` records."""
         ...
 
+    def salience(self, scope: Scope) -> dict[str, Salience]:
+        """Every measured record of the scope and its salience (``cairn.history.decay``)."""
+        ...
+
+    def put_salience(self, scope: Scope, values: Sequence[Salience]) -> None:
+        """Store each record's salience, replacing its last; at most ``MAX_COUNTS_PER_ADD``
+        records, each once."""
+        ...
+
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
-        """Forget the counts of ``record_ids`` (the cursor stays); returns how many went."""
+        """Forget the counts and salience of ``record_ids`` (the cursor stays); returns how
+        many counts went."""
         ...
 
     def erase_scope(self, scope: Scope) -> int:
-        """Forget every count and the cursor of the scope; returns how many counts went."""
+        """Forget every count, salience and the cursor of the scope; returns how many counts
+        went."""
         ...
 
 

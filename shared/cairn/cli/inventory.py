@@ -136,13 +136,29 @@ def _ls_records(args: argparse.Namespace, backend: SQLiteBackend) -> int:
     if args.category is not None:
         heads = [head for head in heads if head.category == args.category]
     shown = stores.access.counts(scope) if stores.access is not None else {}
+    salience = stores.access.salience(scope) if stores.access is not None else {}
+
+    def live(record_id: str) -> float | None:
+        measured = salience.get(record_id)
+        return None if measured is None else round(measured.value, 3)
+
     if args.json:
-        rows = [{**version_json(h), "access_count": shown.get(h.record_id, 0)} for h in heads]
+        rows = [
+            {
+                **version_json(h),
+                "access_count": shown.get(h.record_id, 0),
+                "salience": live(h.record_id),
+            }
+            for h in heads
+        ]
         print(json.dumps({"records": rows}, ensure_ascii=False))
         return 0
     print(f"{len(heads)} record(s), {args.status}")
     for head in heads:
-        print(f"{record_line(head)}  ({head.status.value}, shown {shown.get(head.record_id, 0)}×)")
+        value = live(head.record_id)
+        decay = "" if value is None else f", salience {value:.3f}"
+        count = shown.get(head.record_id, 0)
+        print(f"{record_line(head)}  ({head.status.value}, shown {count}×{decay})")
     return 0
 
 

@@ -78,6 +78,10 @@ def _run(job: JobName, stores: Stores, memory_id: str, clock: SystemClock) -> Jo
         from cairn.history.access import run_access_job
 
         return run_access_job(stores, memory_id, clock=clock)
+    if job is JobName.DECAY:
+        from cairn.history.decay import run_decay_job
+
+        return run_decay_job(stores, memory_id, clock=clock)
     from cairn.local import offline_model
 
     if job is JobName.LINK:

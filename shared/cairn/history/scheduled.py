@@ -1,11 +1,12 @@
 """The background jobs that run on a schedule, over one memory or every configured memory.
 
-``run_scheduled_jobs(stores, model, memory_id, embedder=..., clock=...)`` runs access counting
-then link generation over the memory (each honours its own switch and logs its own run); the
+``run_scheduled_jobs(stores, model, memory_id, embedder=..., clock=...)`` runs access counting,
+link generation, then decay over the memory (each honours its own switch and logs its own run;
+decay is off unless switched on); the
 embedded history worker calls it for a memory at most once per ``SCHEDULED_EVERY`` after a
 rollup pass, and the scheduled jobs Lambda (``functions/jobs``) for every memory the store
 configures (``memory_ids``), every ``SCHEDULED_EVERY``. Access first: the link job reads the
-same records, and counting is cheap.
+same records, and counting is cheap; decay last, as it reads the counts just made.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cairn.history.access import run_access_job
+from cairn.history.decay import run_decay_job
 from cairn.history.linking import run_link_job
 from cairn.jobs import JobRun
 from cairn.models import EmbedderId
@@ -29,10 +31,11 @@ def run_scheduled_jobs(
     embedder: EmbedderId | None,
     clock: Clock,
 ) -> tuple[JobRun, ...]:
-    """Access counting, then link generation, over ``memory_id``; their two runs."""
+    """Access counting, link generation, then decay, over ``memory_id``; their three runs."""
     counted = run_access_job(stores, memory_id, clock=clock)
     linked = run_link_job(stores, model, memory_id, embedder=embedder, clock=clock)
-    return (counted, linked)
+    decayed = run_decay_job(stores, memory_id, clock=clock)
+    return (counted, linked, decayed)
 
 
 def memory_ids(stores: Stores) -> list[str]:

@@ -4,6 +4,7 @@
             pk = LK#<scope>   sk = I#<to>#<kind>#<from>   the same link, read from its target
             pk = AC#<scope>   sk = CURSOR                 the journal sequence counted up to
             pk = AC#<scope>   sk = C#<record id>          one record's access count
+            pk = AC#<scope>   sk = S#<record id>          one record's salience (decay)
 
 A link's two items are put in one TransactWriteItems with a ConditionCheck on each end's head
 (present, not erased), so a link never outlives an erase that committed first; counts are
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cairn.errors import ConflictError, CountedMeanwhileError, RecordNotFoundError
-from cairn.links import MAX_LINKS_LISTED, Link, check_add, check_link
+from cairn.links import MAX_LINKS_LISTED, Link, Salience, check_add, check_link, check_salience
 from cairn.models import Scope
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import Item, head_sk, key, n, number, s, scope_pk, text
@@ -189,10 +190,31 @@ class DynamoDBAccessCounts:
         except ConflictError:
             raise CountedMeanwhileError(after, self.cursor(scope)) from None
 
+    def salience(self, scope: Scope) -> dict[str, Salience]:
+        found: dict[str, Salience] = {}
+        for item in self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :s)",
+            ExpressionAttributeValues={":pk": s(access_pk(scope)), ":s": s("S#")},
+            ConsistentRead=True,
+        ):
+            value = Salience.model_validate_json(text(item, "d"))
+            found[value.record_id] = value
+        return found
+
+    def put_salience(self, scope: Scope, values: Sequence[Salience]) -> None:
+        check_salience(values)
+        pk = access_pk(scope)
+        for value in values:
+            item = {**key(pk, f"S#{value.record_id}"), "d": s(value.model_dump_json())}
+            self._db.call("put_item", TableName=self._table, Item=item)
+
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         stored = self.counts(scope)
+        measured = self.salience(scope)
         keys = [key(access_pk(scope), f"C#{rid}") for rid in record_ids if rid in stored]
-        self._db.batch_delete(self._table, keys)
+        doomed = [key(access_pk(scope), f"S#{rid}") for rid in record_ids if rid in measured]
+        self._db.batch_delete(self._table, keys + doomed)
         return len(keys)
 
     def erase_scope(self, scope: Scope) -> int:

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from cairn.errors import CountedMeanwhileError, RecordNotFoundError
-from cairn.links import MAX_LINKS_LISTED, Link, check_add, check_link
+from cairn.links import MAX_LINKS_LISTED, Link, Salience, check_add, check_link, check_salience
 from cairn.models import Scope, Status
 
 # The head status of a record of the scope, or None when the scope has no such record.
@@ -60,6 +60,7 @@ class InMemoryAccessCounts:
         self._lock = lock
         self._counts: dict[Scope, dict[str, int]] = {}
         self._cursors: dict[Scope, int] = {}
+        self._salience: dict[Scope, dict[str, Salience]] = {}
 
     def cursor(self, scope: Scope) -> int:
         with self._lock:
@@ -80,12 +81,26 @@ class InMemoryAccessCounts:
                 stored[record_id] = stored.get(record_id, 0) + count
             self._cursors[scope] = upto
 
+    def salience(self, scope: Scope) -> dict[str, Salience]:
+        with self._lock:
+            return dict(self._salience.get(scope, {}))
+
+    def put_salience(self, scope: Scope, values: Sequence[Salience]) -> None:
+        check_salience(values)
+        with self._lock:
+            stored = self._salience.setdefault(scope, {})
+            stored.update({value.record_id: value for value in values})
+
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         with self._lock:
+            measured = self._salience.get(scope, {})
+            for rid in record_ids:
+                measured.pop(rid, None)
             stored = self._counts.get(scope, {})
             return sum(stored.pop(rid, None) is not None for rid in record_ids)
 
     def erase_scope(self, scope: Scope) -> int:
         with self._lock:
             self._cursors.pop(scope, None)
+            self._salience.pop(scope, None)
             return len(self._counts.pop(scope, {}))

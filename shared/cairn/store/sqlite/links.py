@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 
 from cairn.errors import CountedMeanwhileError, RecordNotFoundError
-from cairn.links import MAX_LINKS_LISTED, Link, check_add, check_link
+from cairn.links import MAX_LINKS_LISTED, Link, Salience, check_add, check_link, check_salience
 from cairn.models import Scope
 from cairn.store.sqlite.connection import SQLiteDatabase
 
@@ -62,10 +62,33 @@ class SQLiteLinkStore:
             ).fetchall()
         return tuple(Link.model_validate_json(data) for (data,) in rows)
 
+    def salience(self, scope: Scope) -> dict[str, Salience]:
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT data FROM salience WHERE {_SCOPE}",  # noqa: S608
+                _scope(scope),
+            ).fetchall()
+        found = (Salience.model_validate_json(str(data)) for (data,) in rows)
+        return {value.record_id: value for value in found}
+
+    def put_salience(self, scope: Scope, values: Sequence[Salience]) -> None:
+        check_salience(values)
+        with self._db.transaction(write=True) as conn:
+            for value in values:
+                conn.execute(
+                    "INSERT OR REPLACE INTO salience (memory_id, actor_id, record_id, data)"
+                    " VALUES (?, ?, ?, ?)",
+                    (*_scope(scope), value.record_id, value.model_dump_json()),
+                )
+
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         gone = 0
         with self._db.transaction(write=True) as conn:
             for record_id in record_ids:
+                conn.execute(
+                    f"DELETE FROM salience WHERE {_SCOPE} AND record_id = ?",  # noqa: S608
+                    (*_scope(scope), record_id),
+                )
                 gone += conn.execute(
                     f"DELETE FROM links WHERE {_SCOPE} AND (from_id = ? OR to_id = ?)",  # noqa: S608
                     (*_scope(scope), record_id, record_id),
@@ -117,14 +140,38 @@ class SQLiteAccessCounts:
                 (*_scope(scope), upto),
             )
 
+    def salience(self, scope: Scope) -> dict[str, Salience]:
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT data FROM salience WHERE {_SCOPE}",  # noqa: S608
+                _scope(scope),
+            ).fetchall()
+        found = (Salience.model_validate_json(str(data)) for (data,) in rows)
+        return {value.record_id: value for value in found}
+
+    def put_salience(self, scope: Scope, values: Sequence[Salience]) -> None:
+        check_salience(values)
+        with self._db.transaction(write=True) as conn:
+            for value in values:
+                conn.execute(
+                    "INSERT OR REPLACE INTO salience (memory_id, actor_id, record_id, data)"
+                    " VALUES (?, ?, ?, ?)",
+                    (*_scope(scope), value.record_id, value.model_dump_json()),
+                )
+
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         gone = 0
         with self._db.transaction(write=True) as conn:
             for record_id in record_ids:
+                conn.execute(
+                    f"DELETE FROM salience WHERE {_SCOPE} AND record_id = ?",  # noqa: S608
+                    (*_scope(scope), record_id),
+                )
                 gone += conn.execute(
                     f"DELETE FROM access_counts WHERE {_SCOPE} AND record_id = ?",  # noqa: S608
                     (*_scope(scope), record_id),
                 ).rowcount
+        self._db.checkpoint()
         return gone
 
     def erase_scope(self, scope: Scope) -> int:
@@ -134,6 +181,8 @@ class SQLiteAccessCounts:
                 _scope(scope),
             ).rowcount
             conn.execute(f"DELETE FROM access_cursors WHERE {_SCOPE}", _scope(scope))  # noqa: S608
+            conn.execute(f"DELETE FROM salience WHERE {_SCOPE}", _scope(scope))  # noqa: S608
+        self._db.checkpoint()
         return int(gone)
 
 
