@@ -160,3 +160,22 @@ def test_access_counts_come_from_recalls_through_the_job_and_show_in_ls(tmp_path
     assert "link done: 1 actor(s)" in linked
     stats = json.loads(_ok(_cairn(store, "stats", "--json", actor=None)))
     assert stats["scopes"][0]["access_counted"] >= 2
+
+
+def test_decay_is_off_until_enabled_then_shows_a_salience_in_ls(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    _ok(_cairn(store, "remember", "Alice keeps bees"))
+
+    off = _ok(_cairn(store, "jobs", "run", "decay", actor=None))
+    unmeasured = json.loads(_ok(_cairn(store, "ls", "records", "--json")))
+    _ok(_cairn(store, "jobs", "enable", "decay", actor=None))
+    on = _ok(_cairn(store, "jobs", "run", "decay", actor=None))
+    measured = json.loads(_ok(_cairn(store, "ls", "records", "--json")))
+
+    assert "decay skipped" in off
+    assert [r["salience"] for r in unmeasured["records"]] == [None]
+    assert "decay done: 1 actor(s), 1 change(s)" in on
+    (value,) = [r["salience"] for r in measured["records"]]
+    assert 0.99 <= value <= 1.0  # just confirmed
+    assert ", salience " in _ok(_cairn(store, "ls", "records"))
+    assert "- decay: on" in _ok(_cairn(store, "jobs", actor=None))

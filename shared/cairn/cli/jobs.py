@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 RUNS_SHOWN = 3
 # cairn.jobs.JobName's values, copied so `cairn --help` loads no pydantic
 # (tests/unit/test_cli_startup.py checks the copy).
-JOB_NAMES = ("rollup", "link", "access")
+JOB_NAMES = ("rollup", "link", "access", "decay")
 
 
 def add_jobs_command(commands: argparse._SubParsersAction[CliParser], store_help: str) -> None:
