@@ -2,11 +2,12 @@
 
 A job is work that runs beside the conversation, not inside a request: the history rollup
 (``cairn.history.job``), link generation (``cairn.history.linking``), access counting
-(``cairn.history.access``) and decay (``cairn.history.decay``, off unless switched on). Each
-memory switches each job on or off (``JobSwitches``; a job not named takes its default), and
-every run, whether it did anything or not, leaves one ``JobRun`` in the log: what ran, when,
-over how many actors, what it changed and, when it did nothing or stopped early, why. A run
-log holds counts and reasons, never memory content.
+(``cairn.history.access``), decay (``cairn.history.decay``) and evolution
+(``cairn.history.evolution``), the last two off unless switched on. Each memory switches each
+job on or off (``JobSwitches``; a job not named takes its default), and every run, whether it
+did anything or not, leaves one ``JobRun`` in the log: what ran, when, over how many actors,
+what it changed and, when it did nothing or stopped early, why. A run log holds counts and
+reasons, never memory content.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class JobName(StrEnum):
     LINK = "link"
     ACCESS = "access"
     DECAY = "decay"
+    EVOLUTION = "evolution"
 
 
 # What each job does, and whether a memory runs it unless switched.
@@ -33,6 +35,7 @@ JOB_DEFAULTS: dict[JobName, bool] = {
     JobName.LINK: True,
     JobName.ACCESS: True,
     JobName.DECAY: False,
+    JobName.EVOLUTION: False,
 }
 JOB_SUMMARIES: dict[JobName, str] = {
     JobName.ROLLUP: "summarise complete batches of ten turns (and of ten chunks) into the "
@@ -44,6 +47,9 @@ JOB_SUMMARIES: dict[JobName, str] = {
     JobName.DECAY: "measure each record's salience, halving per idle half-life (30 days) since "
     "it was last shown or confirmed; kept beside the records, deleting nothing, not yet read by "
     "recall",
+    JobName.EVOLUTION: "add to a record the tags its linked neighbours carry, as a new version "
+    "whose sources include theirs and the links' (trust only falls), only where every such "
+    "source may change it; never its content",
 }
 MAX_REASONS = 20
 Reason = Annotated[str, Field(min_length=1, max_length=300)]

@@ -162,7 +162,7 @@ def test_access_counts_come_from_recalls_through_the_job_and_show_in_ls(tmp_path
     assert stats["scopes"][0]["access_counted"] >= 2
 
 
-def test_decay_is_off_until_enabled_then_shows_a_salience_in_ls(tmp_path: Path) -> None:
+def test_decay_and_evolution_are_off_until_enabled_and_decay_shows_in_ls(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
     _ok(_cairn(store, "remember", "Alice keeps bees"))
 
@@ -179,3 +179,7 @@ def test_decay_is_off_until_enabled_then_shows_a_salience_in_ls(tmp_path: Path) 
     assert 0.99 <= value <= 1.0  # just confirmed
     assert ", salience " in _ok(_cairn(store, "ls", "records"))
     assert "- decay: on" in _ok(_cairn(store, "jobs", actor=None))
+    assert "evolution skipped" in _ok(_cairn(store, "jobs", "run", "evolution", actor=None))
+    _ok(_cairn(store, "jobs", "enable", "evolution", actor=None))
+    evolved = _ok(_cairn(store, "jobs", "run", "evolution", actor=None))
+    assert "evolution done: 1 actor(s), 0 change(s)" in evolved  # no links, nothing to add

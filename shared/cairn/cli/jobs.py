@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 RUNS_SHOWN = 3
 # cairn.jobs.JobName's values, copied so `cairn --help` loads no pydantic
 # (tests/unit/test_cli_startup.py checks the copy).
-JOB_NAMES = ("rollup", "link", "access", "decay")
+JOB_NAMES = ("rollup", "link", "access", "decay", "evolution")
 
 
 def add_jobs_command(commands: argparse._SubParsersAction[CliParser], store_help: str) -> None:
@@ -82,6 +82,10 @@ def _run(job: JobName, stores: Stores, memory_id: str, clock: SystemClock) -> Jo
         from cairn.history.decay import run_decay_job
 
         return run_decay_job(stores, memory_id, clock=clock)
+    if job is JobName.EVOLUTION:
+        from cairn.history.evolution import run_evolution_job
+
+        return run_evolution_job(stores, memory_id, clock=clock)
     from cairn.local import offline_model
 
     if job is JobName.LINK:

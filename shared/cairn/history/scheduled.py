@@ -1,8 +1,8 @@
 """The background jobs that run on a schedule, over one memory or every configured memory.
 
 ``run_scheduled_jobs(stores, model, memory_id, embedder=..., clock=...)`` runs access counting,
-link generation, then decay over the memory (each honours its own switch and logs its own run;
-decay is off unless switched on); the
+link generation, evolution, then decay over the memory (each honours its own switch and logs
+its own run; evolution and decay are off unless switched on); the
 embedded history worker calls it for a memory at most once per ``SCHEDULED_EVERY`` after a
 rollup pass, and the scheduled jobs Lambda (``functions/jobs``) for every memory the store
 configures (``memory_ids``), every ``SCHEDULED_EVERY``. Access first: the link job reads the
@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from cairn.history.access import run_access_job
 from cairn.history.decay import run_decay_job
+from cairn.history.evolution import run_evolution_job
 from cairn.history.linking import run_link_job
 from cairn.jobs import JobRun
 from cairn.models import EmbedderId
@@ -31,11 +32,13 @@ def run_scheduled_jobs(
     embedder: EmbedderId | None,
     clock: Clock,
 ) -> tuple[JobRun, ...]:
-    """Access counting, link generation, then decay, over ``memory_id``; their three runs."""
+    """Access counting, link generation, evolution (from the links just made), then decay,
+    over ``memory_id``; their four runs."""
     counted = run_access_job(stores, memory_id, clock=clock)
     linked = run_link_job(stores, model, memory_id, embedder=embedder, clock=clock)
+    evolved = run_evolution_job(stores, memory_id, clock=clock)
     decayed = run_decay_job(stores, memory_id, clock=clock)
-    return (counted, linked, decayed)
+    return (counted, linked, evolved, decayed)
 
 
 def memory_ids(stores: Stores) -> list[str]:
