@@ -40,13 +40,20 @@ class GatedEvents:
         self.changed = threading.Condition()
 
     def append(
-        self, scope: Scope, event: EventInput, *, idempotency_key: str | None = None
+        self,
+        scope: Scope,
+        event: EventInput,
+        *,
+        idempotency_key: str | None = None,
+        deletion_fence: bool = False,
     ) -> Event:
         with self.changed:
             self.waiting += 1
             self.changed.notify_all()
         self.open.wait(ANSWER_WITHIN)
-        return self.inner.append(scope, event, idempotency_key=idempotency_key)
+        return self.inner.append(
+            scope, event, idempotency_key=idempotency_key, deletion_fence=deletion_fence
+        )
 
     def wait_for(self, count: int) -> None:
         with self.changed:

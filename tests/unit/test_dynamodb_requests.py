@@ -287,7 +287,7 @@ def test_erasing_an_actors_events_reads_each_session_once(world: World) -> None:
 
     per_session = ["Query", "BatchWriteItem", "DeleteItem"]
     keys = ["Query"]  # the actor's append keys (none here: nothing to delete)
-    history = ["UpdateItem"]  # the scope's history generation moves, last
+    history = ["DeleteItem"]  # the scope's history generation is deleted, last (it moves to none)
     assert sent == [
         "GetItem",
         "Query",

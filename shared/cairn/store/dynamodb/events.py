@@ -244,7 +244,7 @@ class DynamoDBEventStore:
             deleted += len(keys)
         forget_scope(self._db, self._table, scope)
         self._summaries.forget(actor_key, seen=actor_seen, deleted=deleted)
-        DynamoDBHistoryGenerations(self._db, self._table).bump(scope)
+        DynamoDBHistoryGenerations(self._db, self._table).forget(scope)
         return deleted
 
 

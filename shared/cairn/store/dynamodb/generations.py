@@ -96,3 +96,11 @@ class DynamoDBHistoryGenerations:
         """Move the generation outside a transaction (after deletes that cannot join one)."""
         update = history_bump(self._table, scope)["Update"]
         self._db.call("update_item", **update)
+
+    def forget(self, scope: Scope) -> None:
+        """Delete the scope's token once its events are all erased, so the erasure leaves no
+        item behind: the generation reads ``NO_GENERATION`` again, which moves it from any
+        token, and a list kept at ``NO_GENERATION`` can only be shorter than the store's."""
+        self._db.call(
+            "delete_item", TableName=self._table, Key=key(history_pk(scope), GENERATION_SK)
+        )
