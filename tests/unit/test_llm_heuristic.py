@@ -29,6 +29,7 @@ from cairn.extract.prompts import (
     formation_request,
 )
 from cairn.extract.reflections import REFLECTION_SCHEMA
+from cairn.history.link_prompts import LINK_SCHEMA_NAME
 from cairn.history.prompts import ROLLUP_SCHEMA_NAME
 from cairn.llm.heuristic import HeuristicModel, Responder
 from cairn.local import offline_model
@@ -178,7 +179,7 @@ def test_the_provider_answers_only_the_schemas_its_caller_gave_it_responders_for
     assert json.loads(model.complete(bounded).text) == {"items": [{"said": "hello"}]}
 
 
-def test_the_offline_model_answers_extraction_formation_consolidation_and_rollup() -> None:
+def test_the_offline_model_answers_extraction_formation_consolidation_rollup_and_links() -> None:
     assert offline_model().schemas == {
         EXTRACTION_SCHEMA,
         FORMATION_SCHEMA,
@@ -186,4 +187,5 @@ def test_the_offline_model_answers_extraction_formation_consolidation_and_rollup
         REFLECTION_SCHEMA,
         CONSOLIDATION_SCHEMA,
         ROLLUP_SCHEMA_NAME,
+        LINK_SCHEMA_NAME,
     }

@@ -15,7 +15,7 @@ from cairn.errors import ReleaseRequiredError
 from cairn.journal_chain import verify_scope
 from cairn.models import Scope, Source, SourceKind
 from cairn.ports import Stores
-from cairn.recall import replay
+from cairn.recall import RecallPolicy, replay
 from cairn.runtime import MemorySession, SessionOptions
 from cairn.runtime.release import Release, ReleaseRequest, arguments_digest
 from cairn.store.sqlite import SQLiteBackend
@@ -152,7 +152,10 @@ def test_a_trusted_recall_never_asks_the_gate(stores: Stores) -> None:
 
 def test_untrusted_text_shown_by_memory_recall_taints_later_writes(stores: Stores) -> None:
     planted = _file(stores, PLANTED, SourceKind.TOOL)
-    run = _session(stores).start_run("hello there")
+    # Floors under which the test embedder's noise for an unrelated question stays out of the
+    # run's block (the defaults' weak fallback would show the planted record, marked weak).
+    quiet = RecallPolicy(relevance_floor=0.3, weak_floor=0.2)
+    run = _session(stores, policy=quiet).start_run("hello there")
     assert planted not in run.block
     assert run.tools.call("learn", LESSON).ok is True  # nothing untrusted shown yet
     found = run.tools.call("memory_recall", {"query": "refund limit card number"})
