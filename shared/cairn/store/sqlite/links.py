@@ -62,33 +62,10 @@ class SQLiteLinkStore:
             ).fetchall()
         return tuple(Link.model_validate_json(data) for (data,) in rows)
 
-    def salience(self, scope: Scope) -> dict[str, Salience]:
-        with self._db.transaction(write=False) as conn:
-            rows = conn.execute(
-                f"SELECT data FROM salience WHERE {_SCOPE}",  # noqa: S608
-                _scope(scope),
-            ).fetchall()
-        found = (Salience.model_validate_json(str(data)) for (data,) in rows)
-        return {value.record_id: value for value in found}
-
-    def put_salience(self, scope: Scope, values: Sequence[Salience]) -> None:
-        check_salience(values)
-        with self._db.transaction(write=True) as conn:
-            for value in values:
-                conn.execute(
-                    "INSERT OR REPLACE INTO salience (memory_id, actor_id, record_id, data)"
-                    " VALUES (?, ?, ?, ?)",
-                    (*_scope(scope), value.record_id, value.model_dump_json()),
-                )
-
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         gone = 0
         with self._db.transaction(write=True) as conn:
             for record_id in record_ids:
-                conn.execute(
-                    f"DELETE FROM salience WHERE {_SCOPE} AND record_id = ?",  # noqa: S608
-                    (*_scope(scope), record_id),
-                )
                 gone += conn.execute(
                     f"DELETE FROM links WHERE {_SCOPE} AND (from_id = ? OR to_id = ?)",  # noqa: S608
                     (*_scope(scope), record_id, record_id),
