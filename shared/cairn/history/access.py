@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 
 from cairn.errors import CountedMeanwhileError
-from cairn.history.job_runs import RunTally, start_run, switched_off
+from cairn.history.job_runs import Countdown, RunTally, start_run, switched_off
 from cairn.jobs import JobName, JobRun
 from cairn.links import MAX_COUNTS_PER_ADD
 from cairn.models import JournalEntry, Scope
@@ -39,14 +39,9 @@ def run_access_job(
     if skipped is not None:
         return tally.finish(stores, clock, skipped=skipped)
     assert stores.access is not None
-    left = max_entries
-    for actor_id in stores.records.actors(memory_id):
-        if left <= 0:
-            tally.reasons["actor(s) left for the next run: the run's bound was reached"] += 1
-            continue
-        tally.actors += 1
-        scope = Scope(memory_id=memory_id, actor_id=actor_id)
-        left -= _count_scope(stores.journal, stores.access, scope, left, tally)
+    budget = Countdown(max_entries)
+    for scope in tally.scopes(stores, memory_id, budget.spent):
+        budget.take(_count_scope(stores.journal, stores.access, scope, budget.left, tally))
     return tally.finish(stores, clock)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from cairn.history.job_runs import RunTally, start_run, switched_off
+from cairn.history.job_runs import Countdown, RunTally, start_run, switched_off
 from cairn.jobs import JobName, JobRun
 from cairn.links import MAX_COUNTS_PER_ADD, Salience
 from cairn.models import RecordVersion, Scope
@@ -73,14 +73,13 @@ def run_decay_job(
     if skipped is not None:
         return tally.finish(stores, clock, skipped=skipped)
     assert stores.access is not None
-    left = max_records
-    for actor_id in stores.records.actors(memory_id):
-        if left <= 0:
-            tally.reasons["actor(s) left for the next run: the run's bound was reached"] += 1
-            continue
-        tally.actors += 1
-        scope = Scope(memory_id=memory_id, actor_id=actor_id)
-        left -= _measure_scope(stores.records, stores.access, scope, left, half_life, tally, clock)
+    budget = Countdown(max_records)
+    for scope in tally.scopes(stores, memory_id, budget.spent):
+        budget.take(
+            _measure_scope(
+                stores.records, stores.access, scope, budget.left, half_life, tally, clock
+            )
+        )
     return tally.finish(stores, clock)
 
 

@@ -40,12 +40,8 @@ def run_evolution_job(
         skipped = "these stores keep no links, so no record has neighbours"
     if skipped is not None:
         return tally.finish(stores, clock, skipped=skipped)
-    for actor_id in stores.records.actors(memory_id):
-        if tally.changed >= max_records:
-            tally.reasons["actor(s) left for the next run: the run's bound was reached"] += 1
-            continue
-        tally.actors += 1
-        _evolve_scope(stores, Scope(memory_id=memory_id, actor_id=actor_id), max_records, tally)
+    for scope in tally.scopes(stores, memory_id, lambda: tally.changed >= max_records):
+        _evolve_scope(stores, scope, max_records, tally)
     return tally.finish(stores, clock)
 
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
 from cairn.jobs import MAX_REASONS, JobName, JobRun, job_run_id
+from cairn.models import Scope
 from cairn.ports import Clock, Stores
+
+ACTORS_LEFT = "actor(s) left for the next run: the run's bound was reached"
 
 
 @dataclass
@@ -24,6 +28,18 @@ class RunTally:
     actors: int = 0
     changed: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
+
+    def scopes(
+        self, stores: Stores, memory_id: str, exhausted: Callable[[], bool]
+    ) -> Iterator[Scope]:
+        """The scope of each actor of the memory, counted as visited, while ``exhausted()`` is
+        false; each actor left once it is true is counted as a reason (``ACTORS_LEFT``)."""
+        for actor_id in stores.records.actors(memory_id):
+            if exhausted():
+                self.reasons[ACTORS_LEFT] += 1
+                continue
+            self.actors += 1
+            yield Scope(memory_id=memory_id, actor_id=actor_id)
 
     def finish(self, stores: Stores, clock: Clock, *, skipped: str | None = None) -> JobRun:
         """The run's log entry, recorded in ``stores.jobs`` when the stores keep one."""
@@ -50,6 +66,19 @@ class RunTally:
         if stores.jobs is not None:
             stores.jobs.record_run(run)
         return run
+
+
+@dataclass
+class Countdown:
+    """A run's bound in units (journal entries, records) and what is left of it."""
+
+    left: int
+
+    def spent(self) -> bool:
+        return self.left <= 0
+
+    def take(self, used: int) -> None:
+        self.left -= used
 
 
 def start_run(job: JobName, memory_id: str, clock: Clock) -> RunTally:

@@ -63,12 +63,7 @@ def run_link_job(
         return tally.finish(stores, clock, skipped=skipped)
     assert embedder is not None
     budget = _Budget(max_calls, max_links)
-    for actor_id in stores.records.actors(memory_id):
-        if budget.spent():
-            tally.reasons["actor(s) left for the next run: the run's bound was reached"] += 1
-            continue
-        tally.actors += 1
-        scope = Scope(memory_id=memory_id, actor_id=actor_id)
+    for scope in tally.scopes(stores, memory_id, budget.spent):
         rows = read_rows(stores.records, scope, embedder, bulk=bulk_reads(stores.records))
         pairs = _unlinked(stores, scope, nearby(rows, floor))
         _propose(stores, model, scope, pairs, tally, budget, clock)
