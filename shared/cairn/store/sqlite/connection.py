@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -193,6 +194,20 @@ class SQLiteDatabase:
                     conn.close()
 
 
+def _switch_to_wal(conn: sqlite3.Connection, busy_timeout: float) -> str:
+    """The journal mode after asking for WAL. Two processes opening a new file at once can get
+    "database is locked" here at once, without SQLite waiting its busy timeout (the switch
+    needs the file to itself), so the switch is tried again until that timeout has passed."""
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 def _open_writable(path: Path, busy_timeout: float, now: Callable[[], str]) -> sqlite3.Connection:
     conn = sqlite3.connect(
         path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
@@ -209,7 +224,7 @@ def _open_writable(path: Path, busy_timeout: float, now: Callable[[], str]) -> s
 
 
 def _configure(conn: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
-    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    mode = _switch_to_wal(conn, busy_timeout)
     if str(mode).lower() != "wal":
         raise ConfigurationError(
             f"the SQLite store at {path} cannot use write-ahead logging (journal mode "
