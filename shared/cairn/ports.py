@@ -304,7 +304,8 @@ class RecordStore(Protocol):
     def vectors(
         self, scope: Scope, refs: Sequence[VersionRef], embedder: EmbedderId
     ) -> dict[VersionRef, npt.NDArray[np.float32]]:
-        """Stored vectors of those versions made by ``embedder``; missing or foreign are absent."""
+        """Stored vectors of those versions' words made by ``embedder`` (whichever embedder
+        wrote the version: a re-embedded one has both); missing or foreign are absent."""
         ...
 
     def erase(self, scope: Scope, record_id: str) -> EraseReport:
@@ -904,6 +905,21 @@ class IndexRow:
     # The version's JSON as the store holds it, when the store hands it over (a recall index
     # object keeps it, so a row is parsed only when shown); ``load`` parses the same version.
     data: str | None = None
+
+
+@runtime_checkable
+class VectorWriter(Protocol):
+    """A record store that takes more vectors for versions it holds (an optional capability of
+    a RecordStore): vectors are derived data, so re-embedding a store with another embedder
+    writes no version and changes no content, trust or history (``cairn reindex``)."""
+
+    def add_vectors(self, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]) -> int:
+        """Store each vector for the words of the version it names, under its embedder, in one
+        transaction, and return how many were stored. A ref that is not a record's active head,
+        or whose words already have a vector of that embedder, is skipped (a rerun stores
+        nothing twice). Moves the scope's record generation when anything was stored, so every
+        recall index built before sees it."""
+        ...
 
 
 @runtime_checkable

@@ -33,7 +33,7 @@ STORE_COMMANDS = frozenset(
 )  # the whole store, no actor
 AWS_COMMANDS = frozenset({"dlq"})  # the deployed stack: no store, no actor
 # Commands that work on a whole store or memory, or on one actor when --actor is given.
-ACTOR_OPTIONAL = frozenset({"ls", "stats", "export"})
+ACTOR_OPTIONAL = frozenset({"ls", "stats", "export", "reindex"})
 
 
 class CliParser(argparse.ArgumentParser):

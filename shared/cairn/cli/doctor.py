@@ -36,12 +36,15 @@ def add_doctor_command(commands: argparse._SubParsersAction[CliParser], store_he
 
 def doctor(args: argparse.Namespace) -> int:
     # Imported when it runs, so `cairn --help` stays light.
+    from cairn.embed.onnx import DIMS, MODEL_ID
+    from cairn.models import EmbedderId
     from cairn.store.sqlite.health import check_store
 
     path: Path = args.store
     if not path.exists():
         raise ConfigurationError(f"no store at {path}; check --store (or CAIRN_STORE)")
-    health = check_store(path, SystemClock().now())
+    embedder = EmbedderId(model_id=MODEL_ID, dims=DIMS)  # the one cairn embeds with
+    health = check_store(path, SystemClock().now(), embedder.key)
     for line in report(path, health):
         print(line)
     return HEALTHY if health.healthy else NEEDS_AN_OPERATOR
@@ -89,5 +92,11 @@ def index_lines(index: IndexHealth) -> list[str]:
         lines.append(
             f"vectors    {index.live_heads - index.without_vector} of {index.live_heads} live "
             f"heads embedded; {index.without_vector} scored by keywords until re-embedded"
+        )
+    if index.configured is not None and index.configured[1]:
+        key, missing = index.configured
+        lines.append(
+            f"vectors    {missing} live heads have no vector of {key}, the embedder recall "
+            "uses: run `cairn reindex` (recall re-embeds a few of them a question meanwhile)"
         )
     return lines

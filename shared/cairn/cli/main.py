@@ -1,5 +1,5 @@
 """The ``cairn`` command: remember, recall, history, as-of, forget, replay, erase, ls, stats,
-demo, serve, jobs, quarantine, doctor, backup, dlq, restore-actor, changes, mcp.
+demo, serve, jobs, quarantine, doctor, backup, dlq, restore-actor, changes, mcp, reindex.
 
 Every failure ends as exactly one line on stderr, ``cairn: error: <what was wrong>; <what to
 do>``, with exit status 2 for bad arguments and 1 for everything else; never a traceback, unless
@@ -41,6 +41,7 @@ from cairn.cli.inventory import add_inventory_commands
 from cairn.cli.jobs import add_jobs_command
 from cairn.cli.mcp_server import add_mcp_command
 from cairn.cli.quarantine import add_quarantine_command
+from cairn.cli.reindex import add_reindex_command
 from cairn.cli.restore import add_restore_command
 from cairn.cli.serve import add_serve_command
 from cairn.cli.transfer import add_transfer_commands
@@ -48,7 +49,7 @@ from cairn.local.paths import default_store_path
 
 PUBLIC_COMMANDS = (
     "{remember,recall,history,as-of,forget,replay,erase,ls,stats,export,import,"
-    "demo,demo-agent,serve,jobs,quarantine,doctor,backup,dlq,restore-actor,changes,mcp}"
+    "demo,demo-agent,serve,jobs,quarantine,doctor,backup,dlq,restore-actor,changes,mcp,reindex}"
 )
 
 
@@ -261,8 +262,8 @@ def build_parser() -> CliParser:
         dest="command", metavar=PUBLIC_COMMANDS, parser_class=CliParser, required=True
     )
     _add_memory_commands(commands)
-    add_inventory_commands(commands, [_scope_options()])
-    add_transfer_commands(commands, [_scope_options()])
+    for add in (add_inventory_commands, add_transfer_commands, add_reindex_command):
+        add(commands, [_scope_options()])
     _add_demo_commands(commands)
     store_help = f"the embedded SQLite store (env CAIRN_STORE; default: {default_store_path()})"
     add_serve_command(commands, store_help)

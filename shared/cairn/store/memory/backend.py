@@ -303,12 +303,27 @@ class InMemoryRecordStore:
                 if not 1 <= ref.version <= len(versions):
                     continue
                 version = versions[ref.version - 1]
-                if version.embedding != embedder:
-                    continue
                 vector = stored.get((ref.record_id, version.content_digest, embedder.key))
                 if vector is not None:
                     found[ref] = vector.copy()
         return found
+
+    def add_vectors(self, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]) -> int:
+        stored = 0
+        with self._b.lock:
+            held = self._b.vectors[scope]
+            for ref, vector in vectors:
+                versions = self._b.versions.get(scope, {}).get(ref.record_id, [])
+                head = versions[-1] if versions else None
+                if head is None or head.version != ref.version or head.status is not Status.ACTIVE:
+                    continue
+                key = (ref.record_id, head.content_digest, vector.embedder.key)
+                if key not in held:
+                    held[key] = np.asarray(vector.values, dtype=np.float32)
+                    stored += 1
+            if stored:
+                self._b.bump_generation(scope)
+        return stored
 
     def erase(self, scope: Scope, record_id: str) -> EraseReport:
         with self._b.lock:

@@ -37,8 +37,9 @@ class StoreHealth:
         return self.integrity == "ok" and not self.stuck and not self.failed and self.index.current
 
 
-def check_store(path: Path, now: datetime) -> StoreHealth:
-    """The health of the SQLite store at ``path`` at ``now`` (see ``StoreHealth``)."""
+def check_store(path: Path, now: datetime, embedder_key: str | None = None) -> StoreHealth:
+    """The health of the SQLite store at ``path`` at ``now`` (see ``StoreHealth``); with
+    ``embedder_key``, how many live heads lack that embedder's vector."""
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -55,7 +56,7 @@ def check_store(path: Path, now: datetime) -> StoreHealth:
         (pending,) = conn.execute(
             "SELECT count(*) FROM session_counters WHERE json_array_length(data, '$.pending') > 0"
         ).fetchone()
-        index = check_index(conn)
+        index = check_index(conn, embedder_key)
     except sqlite3.DatabaseError as exc:
         return StoreHealth(integrity=f"not a readable cairn store ({exc})")
     finally:

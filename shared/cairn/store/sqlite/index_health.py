@@ -9,7 +9,9 @@ therefore in the file, and ``cairn doctor`` reads it here (read-only, ids and co
   version's: the index filters heads, so it would show or hide the record against its history;
 - a scope whose rows the index cannot read (the build would fail, and with it every recall);
 - live heads without a stored vector of the embedder that made their version: derived data
-  still to come (recall scores them by keywords until re-embedded), reported, not a fault.
+  still to come (recall scores them by keywords until re-embedded), reported, not a fault;
+- live heads without a vector of the embedder the caller names (the one ``cairn`` embeds
+  with): what ``cairn reindex`` would embed, reported, not a fault.
 """
 
 from __future__ import annotations
@@ -37,6 +39,14 @@ _EMBEDDED = (
     " AND x.embedder_key = v.embedder_key"
     " WHERE h.status = 'active' GROUP BY v.embedder_key ORDER BY 1"
 )
+_OF_EMBEDDER = (
+    "SELECT count(*), count(x.record_id) FROM record_heads AS h"
+    " JOIN record_versions AS v USING (memory_id, actor_id, record_id, version)"
+    " LEFT JOIN vectors AS x ON x.memory_id = v.memory_id AND x.actor_id = v.actor_id"
+    " AND x.record_id = v.record_id AND x.content_digest = v.content_digest"
+    " AND x.embedder_key = ?"
+    " WHERE h.status = 'active'"
+)
 _LIVE_SCOPES = (
     "SELECT DISTINCT memory_id, actor_id FROM record_heads WHERE status = 'active' ORDER BY 1, 2"
 )
@@ -46,7 +56,8 @@ _LIVE_SCOPES = (
 class IndexHealth:
     """``mismatched``: ``scope/record`` of heads that disagree with their version (the first
     few; ``mismatched_count`` in all); ``unreadable``: scopes whose index rows fail to read,
-    with the error's class; ``embedded``: per embedder key, (live heads, those with a vector)."""
+    with the error's class; ``embedded``: per embedder key, (live heads, those with a vector);
+    ``configured``: the embedder key asked about and how many live heads lack its vector."""
 
     scopes: int = 0
     live_heads: int = 0
@@ -54,6 +65,7 @@ class IndexHealth:
     mismatched: tuple[str, ...] = ()
     mismatched_count: int = 0
     unreadable: tuple[str, ...] = ()
+    configured: tuple[str, int] | None = None
 
     @property
     def current(self) -> bool:
@@ -65,8 +77,9 @@ class IndexHealth:
         return sum(heads - vectors for heads, vectors in self.embedded.values())
 
 
-def check_index(conn: sqlite3.Connection) -> IndexHealth:
-    """The recall index's health over the store open on ``conn`` (see the module docstring)."""
+def check_index(conn: sqlite3.Connection, embedder_key: str | None = None) -> IndexHealth:
+    """The recall index's health over the store open on ``conn`` (see the module docstring),
+    with the live heads lacking a vector of ``embedder_key`` when it is given."""
     mismatched = conn.execute(_MISMATCHED).fetchall()
     embedded = {key: (int(heads), int(vectors)) for key, heads, vectors in conn.execute(_EMBEDDED)}
     scopes = [Scope(memory_id=m, actor_id=a) for m, a in conn.execute(_LIVE_SCOPES)]
@@ -76,6 +89,10 @@ def check_index(conn: sqlite3.Connection) -> IndexHealth:
             read_index_rows(conn, scope, None)
         except (ValueError, TypeError, KeyError) as exc:  # a row the index cannot parse
             unreadable.append(f"{scope} ({type(exc).__name__})")
+    configured = None
+    if embedder_key is not None:
+        heads, with_vector = conn.execute(_OF_EMBEDDER, (embedder_key,)).fetchone()
+        configured = (embedder_key, int(heads) - int(with_vector))
     return IndexHealth(
         scopes=len(scopes),
         live_heads=sum(heads for heads, _ in embedded.values()),
@@ -83,4 +100,5 @@ def check_index(conn: sqlite3.Connection) -> IndexHealth:
         mismatched=tuple(f"{m}|{a}/{r}" for m, a, r in mismatched[:_SHOWN]),
         mismatched_count=len(mismatched),
         unreadable=tuple(unreadable),
+        configured=configured,
     )

@@ -3,8 +3,9 @@
 The rows are the store's own: each was a validated ``RecordVersion`` when ``apply`` wrote it, so
 they are read here as plain JSON (``pydantic_core.from_json``, the fields the index needs) and
 parsed into a model only when a recall shows them. Vectors come in the same query, joined by
-the version's digest and embedder as ``SQLiteRecordStore.vectors`` joins them, ordered by the
-heads' primary key: one pass over the scope instead of one query per 400 records.
+the version's digest and the embedder asked for (whichever embedder wrote the version), as
+``SQLiteRecordStore.vectors`` joins them, ordered by the heads' primary key: one pass over the
+scope instead of one query per 400 records.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _HEADS = (
     " USING (memory_id, actor_id, record_id, version)"
     " LEFT JOIN vectors AS x ON x.memory_id = v.memory_id AND x.actor_id = v.actor_id"
     " AND x.record_id = v.record_id AND x.content_digest = v.content_digest"
-    " AND x.embedder_key = v.embedder_key AND x.embedder_key = ?"
+    " AND x.embedder_key = ?"
     " WHERE h.memory_id = ? AND h.actor_id = ? AND h.status = 'active'"
     " ORDER BY h.record_id"
 )

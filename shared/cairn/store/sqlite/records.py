@@ -38,6 +38,7 @@ from cairn.store.sqlite.generations import bump, check_not_deleting, count_erasu
 from cairn.store.sqlite.generations import erasures as scope_erasures
 from cairn.store.sqlite.index_rows import count_index_rows, each_index_row, read_index_rows
 from cairn.store.sqlite.listing import listing_query
+from cairn.store.sqlite.reembedding import add_head_vectors
 from cairn.store.sqlite.rollout_rows import save_rollout
 from cairn.store.sqlite.rollouts import read_rollouts
 from cairn.versioning import Write, lineage, plan_writes, tombstone, touched_ids
@@ -207,6 +208,15 @@ class SQLiteRecordStore:
                     found[VersionRef(record_id=rid, version=version)] = decode_vector(blob, dims)
         return found
 
+    def add_vectors(self, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]) -> int:
+        """Vectors for live heads under another embedder, in one transaction that moves the
+        generation only if one was stored (``cairn.store.sqlite.reembedding``)."""
+        with self._db.transaction(write=True) as conn:
+            stored = add_head_vectors(conn, scope, vectors)
+            if stored:
+                bump(conn, self._db, scope)
+        return stored
+
     def index_rows(
         self, scope: Scope, embedder: EmbedderId | None, progress: BuildProgress | None = None
     ) -> list[IndexRow]:
@@ -325,8 +335,8 @@ def _insert(conn: sqlite3.Connection, write: Write) -> None:
 def _vector_rows(
     conn: sqlite3.Connection, scope: Scope, refs: Sequence[VersionRef], embedder: EmbedderId
 ) -> list[tuple[str, int, int, bytes]]:
-    # A version's vector is the one stored for its words (digest) by the embedder the version
-    # names; a version whose embedding is another model's (or none) has no vector here.
+    # A version's vector is the one stored for its words (digest) by the embedder asked for,
+    # whichever embedder wrote the version (re-embedding adds a second one beside the first).
     # Filter on record_id (a primary-key prefix, so an index lookup) and pick the versions in
     # Python: a row-value `(record_id, version) IN (VALUES ...)` made SQLite scan the whole
     # scope on every call (13.5 s -> 1.7 s to fetch 100k vectors, docs/benchmarks.md).
@@ -339,8 +349,7 @@ def _vector_rows(
             "SELECT v.record_id, v.version, x.dims, x.vector FROM record_versions AS v"  # noqa: S608
             " JOIN vectors AS x ON x.memory_id = v.memory_id AND x.actor_id = v.actor_id"
             " AND x.record_id = v.record_id AND x.content_digest = v.content_digest"
-            " AND x.embedder_key = v.embedder_key"
-            " WHERE v.memory_id = ? AND v.actor_id = ? AND v.embedder_key = ?"
+            " WHERE v.memory_id = ? AND v.actor_id = ? AND x.embedder_key = ?"
             f" AND v.record_id IN ({marks})",
             (scope.memory_id, scope.actor_id, embedder.key, *ids),
         )
