@@ -918,7 +918,10 @@ class VectorWriter(Protocol):
         transaction, and return how many were stored. A ref that is not a record's active head,
         or whose words already have a vector of that embedder, is skipped (a rerun stores
         nothing twice). Moves the scope's record generation when anything was stored, so every
-        recall index built before sees it."""
+        recall index built before sees it. The vector is promised for the version it names; a
+        later version with other words never has it, one keeping the words may (SQLite and the
+        memory store key vectors by words) or may not (DynamoDB keeps it on the head item),
+        and is then re-embedded like any head without one."""
         ...
 
 

@@ -1,8 +1,7 @@
 """Re-embedding (``VectorWriter.add_vectors``): more vectors for versions a store holds, under
 another embedder, without a new version and without touching content, trust or history.
 
-A backend without the capability is skipped by name: the DynamoDB store keeps one vector per
-version, inline in its item, and cannot hold a second embedder's yet.
+Every backend has the capability (DynamoDB keeps the second embedder's vector on the head item).
 """
 
 from __future__ import annotations
@@ -18,14 +17,8 @@ from tests.conformance.samples import EMBEDDER, OTHER_ACTOR, SCOPE, create, vect
 NEXT = EmbedderId(model_id="next-embedder", dims=3)
 
 
-# Backends that cannot re-embed yet, by name: any other must have the capability.
-WITHOUT = frozenset({"dynamodb"})
-
-
 @pytest.fixture
-def writer(backend_name: str, stores: Stores) -> VectorWriter:
-    if backend_name in WITHOUT:
-        pytest.skip(f"the {backend_name} store cannot hold a second embedder's vectors yet")
+def writer(stores: Stores) -> VectorWriter:
     records = stores.records
     assert isinstance(records, VectorWriter), f"{type(records).__name__} cannot re-embed"
     return records
@@ -151,3 +144,20 @@ def test_erasing_the_record_destroys_every_embedders_vector(
 
     assert stores.records.vectors(SCOPE, [created.ref], NEXT) == {}
     assert stores.records.vectors(SCOPE, [created.ref], EMBEDDER) == {}
+
+
+def test_a_later_version_with_other_words_never_gets_the_old_words_vector(
+    stores: Stores, writer: VectorWriter
+) -> None:
+    created = create(stores, "Commutes by bike")
+    writer.add_vectors(SCOPE, [(created.ref, vector(1, 0, 0, embedder=NEXT))])
+
+    (revised,) = stores.records.apply(
+        SCOPE, [Revise(record_id=created.record_id, patch=RecordPatch(content="Commutes by car"))]
+    )
+
+    assert stores.records.vectors(SCOPE, [revised.ref], NEXT) == {}
+    assert writer.add_vectors(SCOPE, [(revised.ref, vector(0, 1, 0, embedder=NEXT))]) == 1
+    np.testing.assert_allclose(
+        stores.records.vectors(SCOPE, [revised.ref], NEXT)[revised.ref], (0, 1, 0)
+    )

@@ -8,7 +8,9 @@ does for SQLite; the field rules are the same).
 Heads come from the table's ``H#`` range with ``ConsistentRead`` (the ``live`` index is
 eventually consistent: an index object built from it could hold a write's absence under that
 write's generation, and be served until the next write). Vectors come from the version items
-that hold their bytes (the head's ``vs``), 100 a BatchGetItem, as ``vectors`` reads them.
+that hold their bytes (the head's ``vs``), 100 a BatchGetItem, as ``vectors`` reads them, or,
+for a vector re-embedded by another embedder, from the head item itself
+(``cairn.store.dynamodb.reembedding``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from cairn.store.dynamodb.codec import (
     text,
     version_sk,
 )
+from cairn.store.dynamodb.reembedding import extra_attribute, extra_vector
 
 
 def read_index_rows(
@@ -42,13 +45,16 @@ def read_index_rows(
     ``embedder`` (if any). Requests: one Query per MB of heads, one BatchGetItem per 100
     vectors."""
     pk = scope_pk(scope)
+    names = {"#st": "st", "#sk": "sk", "#d": "d", "#vs": "vs"}
+    if embedder is not None:  # a vector of it re-embedded onto the head item
+        names["#x"] = extra_attribute(embedder)
     heads = list(
         db.query(
             TableName=table,
             KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
             FilterExpression="#st = :active",
-            ProjectionExpression="#sk, #d, #vs",
-            ExpressionAttributeNames={"#st": "st", "#sk": "sk", "#d": "d", "#vs": "vs"},
+            ProjectionExpression=", ".join(name for name in names if name != "#st"),
+            ExpressionAttributeNames=names,
             ExpressionAttributeValues={
                 ":pk": s(pk),
                 ":low": s(HEADS_FROM),
@@ -70,6 +76,8 @@ def read_index_rows(
     for i, (item, fields) in enumerate(zip(heads, parsed, strict=True)):
         blob = blobs.get(sources[i]) if i in sources else None
         vector = decode_vector(blob, embedder.dims) if blob is not None and embedder else None
+        if vector is None and embedder is not None:
+            vector = extra_vector(item, embedder)
         rows.append(_row(text(item, "d"), fields, vector))
     return rows
 

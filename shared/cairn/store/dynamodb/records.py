@@ -75,6 +75,7 @@ from cairn.store.dynamodb.erasures import (
 from cairn.store.dynamodb.generations import GENERATION_SK
 from cairn.store.dynamodb.index_rows import read_index_rows
 from cairn.store.dynamodb.listing import RecordListing
+from cairn.store.dynamodb.reembedding import add_head_vectors, extra_attribute, extra_vector
 from cairn.store.dynamodb.rollout_consumption import consumption
 from cairn.store.dynamodb.writes import Head, apply_transaction, restore_transaction
 from cairn.versioning import lineage, plan_writes, successor_checks, touched_ids
@@ -303,11 +304,39 @@ class DynamoDBRecordStore:
                 continue
             source[ref] = version_sk(ref.record_id, number(row, "vs"))
         rows |= self._vector_rows(pk, sorted(set(source.values()) - set(rows)))
-        return {
+        found = {
             ref: decode_vector(bytes(rows[sk]["vec"]["B"]), embedder.dims)
             for ref, sk in source.items()
             if sk in rows and "vec" in rows[sk]
         }
+        return found | self._extra_vectors(pk, [r for r in wanted if r not in found], embedder)
+
+    def _extra_vectors(
+        self, pk: str, refs: Sequence[VersionRef], embedder: EmbedderId
+    ) -> dict[VersionRef, npt.NDArray[np.float32]]:
+        """Re-embedded vectors, held on head items (``cairn.store.dynamodb.reembedding``)."""
+        if not refs:
+            return {}
+        names = {"#sk": "sk", "#v": "v", "#x": extra_attribute(embedder)}
+        heads = self._db.batch_get(
+            self._table,
+            [key(pk, head_sk(rid)) for rid in sorted({r.record_id for r in refs})],
+            projection="#sk, #v, #x",
+            names=names,
+        )
+        by_head = {(str(record_id_of(text(h, "sk"))), number(h, "v")): h for h in heads}
+        found = {}
+        for ref in refs:
+            head = by_head.get((ref.record_id, ref.version))
+            vector = extra_vector(head, embedder) if head is not None else None
+            if vector is not None:
+                found[ref] = vector
+        return found
+
+    def add_vectors(self, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]) -> int:
+        """Vectors of another embedder on live head items, a transaction per 99 with the
+        generation bump (``cairn.store.dynamodb.reembedding``)."""
+        return add_head_vectors(self._db, self._table, scope, vectors)
 
     def _vector_rows(self, pk: str, sort_keys: Sequence[str]) -> dict[str, Item]:
         if not sort_keys:
