@@ -13,11 +13,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from cairn.changes import Create, FoldIn, NewRecord, RecordPatch, Revise
+from cairn.changes import Create, FoldIn, NewRecord, RecordPatch, Revise, Vector
 from cairn.clock import FixedClock
 from cairn.errors import SnapshotConflictError
-from cairn.models import ERASED_CONTENT, Scope, Source, SourceKind, Status
-from cairn.ports import Stores
+from cairn.models import ERASED_CONTENT, EmbedderId, Scope, Source, SourceKind, Status
+from cairn.ports import Stores, VectorWriter
 from cairn.store.dynamodb import DynamoDBBackend
 from cairn.store.dynamodb.schema import TABLES, create_table_request
 
@@ -136,3 +136,35 @@ def test_an_apply_during_an_erase_is_erased_too(client: Any, stores: Stores) -> 
         (1, Status.ERASED, None),
         (2, Status.ERASED, None),
     ]
+
+
+def test_a_head_revised_while_its_vector_is_stored_is_left_and_the_rest_stored(
+    client: Any, stores: Stores
+) -> None:
+    moving, staying = stores.records.apply(
+        SCOPE, [Create(record=fact("Lives in Porto")), Create(record=fact("Owns a bike"))]
+    )
+    embedder = EmbedderId(model_id="next-embedder", dims=2)
+    writer = stores.records
+    assert isinstance(writer, VectorWriter)
+    before_next_transaction(
+        client,
+        lambda: stores.records.apply(
+            SCOPE, [Revise(record_id=moving.record_id, patch=RecordPatch(content="Lives in Braga"))]
+        ),
+    )
+
+    stored = writer.add_vectors(
+        SCOPE,
+        [
+            (moving.ref, Vector(embedder=embedder, values=(1.0, 0.0))),
+            (staying.ref, Vector(embedder=embedder, values=(0.0, 1.0))),
+        ],
+    )
+
+    assert stored == 1  # the batch failed on the moved head, was read again and sent without it
+    found = stores.records.vectors(SCOPE, [moving.ref, staying.ref], embedder)
+    assert set(found) == {staying.ref}
+    head = stores.records.get(SCOPE, moving.record_id)
+    assert head.content == "Lives in Braga"
+    assert stores.records.vectors(SCOPE, [head.ref], embedder) == {}
