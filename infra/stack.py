@@ -200,11 +200,13 @@ class CairnStack(Stack):
         call the extraction model to propose links and roll up. The rollup reads the events
         table's actors, sessions, turns and chunks, and writes a chunk in one transaction (the
         chunk's Put, its level cursor's and the history generation's Updates, a ConditionCheck
-        per child chunk): never a delete there, nor its ``by_event_id`` index. No payloads,
-        topic or embedding calls (a link's neighbours are found among vectors already stored).
+        per child chunk): never a delete there, nor its ``by_event_id`` index. No payloads or
+        topic; the embedding model (when embeddings come from Bedrock) only for the reflection
+        job, which embeds the insight it files (a link's neighbours, a reflection's cluster and
+        a contradiction's pair are found among vectors already stored).
         """
         function, items = self.jobs.function, self.tables.items
-        models = bedrock_models(self.settings)
+        models = [*bedrock_models(self.settings), *self.embedding_models()]
         for statement in (
             allow(
                 "dynamodb:GetItem",

@@ -1,9 +1,10 @@
 """The scheduled jobs Lambda: ``run_scheduled_jobs``, then the rollup, over every memory.
 
 Woken by its EventBridge rule (``infra.components.jobs``). For each memory the store configures
-it runs access counting and link generation (``cairn.history.scheduled``, each bounded by its
-own caps), then rolls up every actor's sessions (``cairn.history.job.run_rollup_job``: complete
-batches of ten turns, and of ten chunks, become the next level up). Each job honours the
+it runs access counting, link generation, and evolution, reflection and decay where switched
+on (``cairn.history.scheduled``, each bounded by its own caps), then rolls up every actor's
+sessions (``cairn.history.job.run_rollup_job``: complete batches of ten turns, and of ten
+chunks, become the next level up). Each job honours the
 memory's switch and leaves its run in the run log (counts and reasons, never content); the
 counts are published as metrics.
 
@@ -31,16 +32,18 @@ ROLLUP_RESERVE = timedelta(seconds=ROLLUP_CALLS * wiring.model_timeout_seconds()
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    stores, space, model, clock = (
+    stores, embedder, model, clock = (
         wiring.stores(),
-        wiring.embedder().identity,
+        wiring.embedder(),
         wiring.model(),
         wiring.clock(),
     )
     report = {"memories": 0, "runs": 0, "changed": 0, "skipped": 0}
     for memory_id in memory_ids(stores):
         report["memories"] += 1
-        ran = run_scheduled_jobs(stores, model, memory_id, embedder=space, clock=clock)
+        ran = run_scheduled_jobs(
+            stores, model, memory_id, embedder=embedder.identity, clock=clock, embed_with=embedder
+        )
         left = timedelta(milliseconds=context.get_remaining_time_in_millis())
         until = clock.now() + left - ROLLUP_RESERVE
         rolled = run_rollup_job(

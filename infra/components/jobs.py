@@ -1,7 +1,8 @@
 """The background jobs where they run on AWS: one scheduled function, ``functions/jobs``.
 
 Every ``JOBS_EVERY`` an EventBridge rule invokes it; it runs the rollup (``cairn.history.job``),
-then the scheduled jobs (access counting, then link generation: ``cairn.history.scheduled``)
+then the scheduled jobs (access counting, link generation, then evolution, reflection and
+decay where switched on: ``cairn.history.scheduled``)
 over every memory the stack configures, each job honouring the memory's switch and logging its
 run in the items table. A failed run is not
 retried (the next one, ``JOBS_EVERY`` later, starts where the cursors and links left off) and

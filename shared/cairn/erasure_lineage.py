@@ -25,7 +25,8 @@ it again. In this order:
 5. every other record that restates it is erased with its own lineage: a record whose content
    has the digest of an erased version (an exact restatement), a ``summary`` or ``episodic``
    record (session summary, episode, reflection) citing a source turn or the rollout the record
-   came from (it restates that span of the conversation),
+   came from (it restates that span of the conversation), a reflection made from an erased
+   record (``cairn.reflection_records``: it carries its members' content),
    and a record citing a rollout purged in step 2 (applied before step 4 moved the count);
 6. step 3 once more, for a rollup that read the turns before step 1;
 7. the links from or to every erased record and their access counts (``cairn.links``).
@@ -57,6 +58,7 @@ from cairn.models import (
 )
 from cairn.paging import session_ids
 from cairn.ports import MAX_PAGE_SIZE, Clock, StagingStore, Stores
+from cairn.reflection_records import made_from
 from cairn.rollout.index import RolloutState
 from cairn.versioning import lineage
 
@@ -86,6 +88,7 @@ class _Erased:
     def __init__(
         self, histories: dict[str, tuple[RecordVersion, ...]], said: Sequence[str]
     ) -> None:
+        self.record_ids = frozenset(histories)
         versions = [v for history in histories.values() for v in history]
         live = [v for v in versions if v.status is not Status.ERASED]
         self.digests = {v.content_digest for v in versions}  # a tombstone keeps its digest
@@ -237,7 +240,8 @@ def _restating(stores: Stores, scope: Scope, erased: _Erased, purged: set[str]) 
             summary = head.strategy in SPAN_STRATEGIES and (
                 erased.names_turn(head.sources) or bool(rollouts & erased.rollout_ids)
             )
-            if head.content_digest in erased.digests or summary or rollouts & purged:
+            reflects = bool(made_from(head).keys() & erased.record_ids)
+            if head.content_digest in erased.digests or summary or reflects or rollouts & purged:
                 found.append(head.record_id)
         if page.next_cursor is None:
             return found

@@ -2,8 +2,9 @@
 
 A job is work that runs beside the conversation, not inside a request: the history rollup
 (``cairn.history.job``), link generation (``cairn.history.linking``), access counting
-(``cairn.history.access``), decay (``cairn.history.decay``) and evolution
-(``cairn.history.evolution``), the last two off unless switched on. Each memory switches each
+(``cairn.history.access``), decay (``cairn.history.decay``), evolution
+(``cairn.history.evolution``) and reflection (``cairn.history.reflection``), the last three
+off unless switched on. Each memory switches each
 job on or off (``JobSwitches``; a job not named takes its default), and every run, whether it
 did anything or not, leaves one ``JobRun`` in the log: what ran, when, over how many actors,
 what it changed and, when it did nothing or stopped early, why. A run log holds counts and
@@ -27,6 +28,7 @@ class JobName(StrEnum):
     ACCESS = "access"
     DECAY = "decay"
     EVOLUTION = "evolution"
+    REFLECTION = "reflection"
 
 
 # What each job does, and whether a memory runs it unless switched.
@@ -36,6 +38,7 @@ JOB_DEFAULTS: dict[JobName, bool] = {
     JobName.ACCESS: True,
     JobName.DECAY: False,
     JobName.EVOLUTION: False,
+    JobName.REFLECTION: False,
 }
 JOB_SUMMARIES: dict[JobName, str] = {
     JobName.ROLLUP: "summarise complete batches of ten turns (and of ten chunks) into the "
@@ -50,6 +53,10 @@ JOB_SUMMARIES: dict[JobName, str] = {
     JobName.EVOLUTION: "add to a record the tags its linked neighbours carry, as a new version "
     "whose sources include theirs and the links' (trust only falls), only where every such "
     "source may change it; never its content",
+    JobName.REFLECTION: "synthesise one insight per cluster of never-recalled records, through "
+    "the model, as an untrusted record of its own citing and linked to them (a changed cluster "
+    "revises it); flag nearby records the model says contradict each other as contested, "
+    "never changing their content or trust",
 }
 MAX_REASONS = 20
 Reason = Annotated[str, Field(min_length=1, max_length=300)]

@@ -17,8 +17,8 @@ TITAN_V2 = (
     "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/amazon.titan-embed-text-v2:0"
 )
 # Logical-id prefixes of the functions that embed: extraction (formation), the API (recall and
-# batch writes) and the Telegram webhook (recall).
-EMBEDDING_FUNCTIONS = ("ExtractionExtract", "Api", "Telegram")
+# batch writes), the Telegram webhook (recall) and the scheduled jobs (a reflection's insight).
+EMBEDDING_FUNCTIONS = ("ExtractionExtract", "Api", "Telegram", "JobsRun")
 
 
 def _rendered(value: Any) -> str:

@@ -141,3 +141,45 @@ def test_a_run_left_too_little_time_starts_no_session_and_says_the_next_run_cont
     assert (on_time.outcome, on_time.changed) == ("done", 1)
     scope = Scope(memory_id=memory_id, actor_id=ACTOR)
     assert len(stores.chunks.list_chunks(scope, "evening", level=1)) == 1
+
+
+def test_a_scheduled_run_reflects_and_flags_only_where_reflection_is_switched_on(
+    api_lambda: Any, deployment: Deployment, embedder: HashingEmbedder, clock: FixedClock
+) -> None:
+    from cairn.recall.render import is_contested
+    from cairn.reflection_records import REFLECTION_STRATEGY
+    from functions._common import wiring
+
+    on_id = create_memory(api_lambda, "reflects")
+    off_id = create_memory(api_lambda, "reflectsNot")
+    stores = wiring.stores()
+    assert stores.jobs is not None
+    stores.jobs.set_switches(JobSwitches(memory_id=on_id).switched(JobName.REFLECTION, True))
+    texts = ["The user's office is in Lisbon.", "The user's office is in Porto."]
+    for memory_id in (on_id, off_id):
+        scope = Scope(memory_id=memory_id, actor_id="tg:1")
+        for text, row in zip(texts, embedder.embed(texts), strict=True):
+            record = NewRecord(
+                namespace="/facts/tg:1/",
+                content=text,
+                sources=(Source(kind=SourceKind.USER),),
+                vector=Vector(embedder=embedder.identity, values=tuple(float(v) for v in row)),
+            )
+            stores.records.apply(scope, [Create(record=record)])
+    handler = importlib.import_module("functions.jobs.handler").lambda_handler
+
+    handler({}, LambdaContext(function_name="cairn-jobs"))
+    clock.advance(minutes=15)
+    handler({}, LambdaContext(function_name="cairn-jobs"))
+
+    on = stores.records.list_records(Scope(memory_id=on_id, actor_id="tg:1"), limit=10).items
+    (made,) = [r for r in on if r.strategy == REFLECTION_STRATEGY]
+    assert made.trust is Trust.UNTRUSTED
+    assert made.content.startswith("2 memories concern office: ")
+    stated = [r for r in on if r.strategy != REFLECTION_STRATEGY]
+    assert all(is_contested(r) and r.trust is Trust.TRUSTED for r in stated)
+    second, first = stores.jobs.runs(on_id, JobName.REFLECTION)  # newest first
+    assert (first.outcome, first.changed, second.changed) == ("done", 2, 0)
+    off = stores.records.list_records(Scope(memory_id=off_id, actor_id="tg:1"), limit=10).items
+    assert [r.version for r in off] == [1, 1]
+    assert [r.outcome for r in stores.jobs.runs(off_id, JobName.REFLECTION)] == ["skipped"] * 2

@@ -70,3 +70,41 @@ def test_naming_no_job_to_run_is_a_usage_error(
 
     assert status == 2
     assert "name the job to run" in err
+
+
+def test_reflection_is_listed_off_and_runs_once_enabled_with_the_real_embedder(
+    store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.changes import Create, NewRecord, Vector
+    from cairn.embed.onnx import OnnxEmbedder
+    from cairn.models import Source, SourceKind
+    from cairn.reflection_records import REFLECTION_STRATEGY
+
+    monkeypatch.delenv("CAIRN_MEMORY", raising=False)
+    embedder = OnnxEmbedder()
+    texts = ["The user keeps two beehives in the garden.", "The user's beehives are in the garden."]
+    with SQLiteBackend(store, SystemClock()) as backend:
+        records = backend.stores().records
+        for text, row in zip(texts, embedder.embed(texts), strict=True):
+            values = tuple(float(v) for v in row)
+            record = NewRecord(
+                namespace="/facts/alice/",
+                content=text,
+                sources=(Source(kind=SourceKind.USER),),
+                vector=Vector(embedder=embedder.identity, values=values),
+            )
+            records.apply(SCOPE, [Create(record=record)])
+
+    listed = cairn(capsys, "jobs", "--store", str(store))
+    off = cairn(capsys, "jobs", "run", "reflection", "--store", str(store))
+    cairn(capsys, "jobs", "enable", "reflection", "--store", str(store))
+    ran = cairn(capsys, "jobs", "run", "reflection", "--store", str(store))
+
+    assert "- reflection: off (default): synthesise one insight" in listed[1]
+    assert "reflection skipped" in off[1]
+    assert "reflection done: 1 actor(s), 1 change(s)" in ran[1]
+    assert "beehives" not in ran[1], "a run log holds no content"
+    with SQLiteBackend(store, SystemClock()) as backend:
+        heads = backend.stores().records.list_records(SCOPE, limit=10).items
+    (made,) = [r for r in heads if r.strategy == REFLECTION_STRATEGY]
+    assert made.content.startswith("2 memories concern beehives: The user keeps")

@@ -29,8 +29,10 @@ from cairn.extract.prompts import (
     formation_request,
 )
 from cairn.extract.reflections import REFLECTION_SCHEMA
+from cairn.history.contradiction_prompts import CONTRADICTION_SCHEMA_NAME
 from cairn.history.link_prompts import LINK_SCHEMA_NAME
 from cairn.history.prompts import ROLLUP_SCHEMA_NAME
+from cairn.history.reflection_prompts import REFLECTION_SCHEMA_NAME as RECORD_REFLECTION_SCHEMA
 from cairn.llm.heuristic import HeuristicModel, Responder
 from cairn.local import offline_model
 from cairn.memories import StrategyKind
@@ -179,7 +181,7 @@ def test_the_provider_answers_only_the_schemas_its_caller_gave_it_responders_for
     assert json.loads(model.complete(bounded).text) == {"items": [{"said": "hello"}]}
 
 
-def test_the_offline_model_answers_extraction_formation_consolidation_rollup_and_links() -> None:
+def test_the_offline_model_answers_every_feature_s_schema() -> None:
     assert offline_model().schemas == {
         EXTRACTION_SCHEMA,
         FORMATION_SCHEMA,
@@ -188,4 +190,6 @@ def test_the_offline_model_answers_extraction_formation_consolidation_rollup_and
         CONSOLIDATION_SCHEMA,
         ROLLUP_SCHEMA_NAME,
         LINK_SCHEMA_NAME,
+        RECORD_REFLECTION_SCHEMA,
+        CONTRADICTION_SCHEMA_NAME,
     }

@@ -1,9 +1,10 @@
 """``cairn jobs``: the background jobs of a memory, their switches and their last runs.
 
     cairn jobs [--memory M]                      list every job: on/off, what it does, last run
-    cairn jobs run rollup|link|access [--memory M]   run one now on the embedded store
-                                                     (offline model; link: the ONNX embedder)
-    cairn jobs enable|disable rollup|link|access [--memory M]
+    cairn jobs run JOB [--memory M]              run one now on the embedded store (offline
+                                                 model; link, reflection: the ONNX embedder)
+    cairn jobs enable|disable JOB [--memory M]   JOB: rollup, link, access, decay, evolution,
+                                                 reflection
 
 A run prints its log entry: counts and reasons, never memory content.
 """
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 RUNS_SHOWN = 3
 # cairn.jobs.JobName's values, copied so `cairn --help` loads no pydantic
 # (tests/unit/test_cli_startup.py checks the copy).
-JOB_NAMES = ("rollup", "link", "access", "decay", "evolution")
+JOB_NAMES = ("rollup", "link", "access", "decay", "evolution", "reflection")
 
 
 def add_jobs_command(commands: argparse._SubParsersAction[CliParser], store_help: str) -> None:
@@ -94,6 +95,13 @@ def _run(job: JobName, stores: Stores, memory_id: str, clock: SystemClock) -> Jo
 
         embedder = OnnxEmbedder().identity
         return run_link_job(stores, offline_model(), memory_id, embedder=embedder, clock=clock)
+    if job is JobName.REFLECTION:
+        from cairn.embed.onnx import OnnxEmbedder
+        from cairn.history.reflection import run_reflection_job
+
+        return run_reflection_job(
+            stores, offline_model(), memory_id, embedder=OnnxEmbedder(), clock=clock
+        )
     from cairn.history.job import run_rollup_job
 
     return run_rollup_job(stores, offline_model(), memory_id, clock=clock)

@@ -1,8 +1,9 @@
 """The background jobs that run on a schedule, over one memory or every configured memory.
 
-``run_scheduled_jobs(stores, model, memory_id, embedder=..., clock=...)`` runs access counting,
-link generation, evolution, then decay over the memory (each honours its own switch and logs
-its own run; evolution and decay are off unless switched on); the
+``run_scheduled_jobs(stores, model, memory_id, embedder=..., clock=..., embed_with=...)`` runs
+access counting, link generation, evolution, reflection, then decay over the memory (each
+honours its own switch and logs its own run; evolution, reflection and decay are off unless
+switched on; reflection embeds its insights with ``embed_with``); the
 embedded history worker calls it for a memory at most once per ``SCHEDULED_EVERY`` after a
 rollup pass, and the scheduled jobs Lambda (``functions/jobs``) for every memory the store
 configures (``memory_ids``), every ``SCHEDULED_EVERY``. Access first: the link job reads the
@@ -17,9 +18,10 @@ from cairn.history.access import run_access_job
 from cairn.history.decay import run_decay_job
 from cairn.history.evolution import run_evolution_job
 from cairn.history.linking import run_link_job
+from cairn.history.reflection import run_reflection_job
 from cairn.jobs import JobRun
 from cairn.models import EmbedderId
-from cairn.ports import MAX_PAGE_SIZE, Clock, ModelProvider, Stores
+from cairn.ports import MAX_PAGE_SIZE, Clock, Embedder, ModelProvider, Stores
 
 SCHEDULED_EVERY = timedelta(minutes=15)
 
@@ -31,14 +33,16 @@ def run_scheduled_jobs(
     *,
     embedder: EmbedderId | None,
     clock: Clock,
+    embed_with: Embedder | None = None,
 ) -> tuple[JobRun, ...]:
-    """Access counting, link generation, evolution (from the links just made), then decay,
-    over ``memory_id``; their four runs."""
+    """Access counting, link generation, evolution (from the links just made), reflection
+    (over the counts just made), then decay, over ``memory_id``; their five runs."""
     counted = run_access_job(stores, memory_id, clock=clock)
     linked = run_link_job(stores, model, memory_id, embedder=embedder, clock=clock)
     evolved = run_evolution_job(stores, memory_id, clock=clock)
+    reflected = run_reflection_job(stores, model, memory_id, embedder=embed_with, clock=clock)
     decayed = run_decay_job(stores, memory_id, clock=clock)
-    return (counted, linked, evolved, decayed)
+    return (counted, linked, evolved, reflected, decayed)
 
 
 def memory_ids(stores: Stores) -> list[str]:

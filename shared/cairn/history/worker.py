@@ -25,7 +25,7 @@ from cairn.history.rollup import roll_up_session
 from cairn.history.scheduled import SCHEDULED_EVERY, run_scheduled_jobs
 from cairn.jobs import JobName, JobRun, job_run_id
 from cairn.models import EmbedderId, Scope
-from cairn.ports import Clock, ModelProvider, Stores
+from cairn.ports import Clock, Embedder, ModelProvider, Stores
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,7 @@ class RollupWorker:
         *,
         clock: Clock,
         embedder: EmbedderId | None = None,
+        embed_with: Embedder | None = None,
         jobs_every: timedelta | None = SCHEDULED_EVERY,
     ) -> None:
         if stores.chunks is None:
@@ -50,6 +51,7 @@ class RollupWorker:
         self._model = model
         self._clock = clock
         self._embedder = embedder
+        self._embed_with = embed_with
         self._jobs_every = jobs_every
         self._jobs_ran: dict[str, datetime] = {}
         self._lock = threading.Lock()
@@ -114,7 +116,12 @@ class RollupWorker:
         self._jobs_ran[memory_id] = now
         try:
             run_scheduled_jobs(
-                self._stores, self._model, memory_id, embedder=self._embedder, clock=self._clock
+                self._stores,
+                self._model,
+                memory_id,
+                embedder=self._embedder,
+                clock=self._clock,
+                embed_with=self._embed_with,
             )
         except Exception as exc:  # a store failure: the next pass after jobs_every retries
             log.warning("cairn: the scheduled jobs failed (%s)", type(exc).__name__)

@@ -5,23 +5,27 @@ model is configured: ``cairn.llm.heuristic.HeuristicModel`` with extraction's an
 responders (``cairn.extract.offline_rules``), the episodic strategy's
 (``cairn.extract.offline_episodes``), consolidation's
 (``cairn.consolidate.offline_rules``), the history rollup's
-(``cairn.history.offline_rules``) and link generation's (``cairn.history.link_prompts``:
-same-entity ``relates_to`` only). No model, no download, no network.
+(``cairn.history.offline_rules``), link generation's (``cairn.history.link_prompts``:
+same-entity ``relates_to`` only) and reflection's (``cairn.history.reflection_prompts``: an
+extractive insight over a shared term; ``cairn.extract.offline_contradictions``: one attribute
+set to two values). No model, no download, no network.
 """
 
 from __future__ import annotations
 
 from cairn.consolidate.offline_rules import CONSOLIDATION_RESPONDERS
+from cairn.extract.offline_contradictions import CONTRADICTION_RESPONDERS
 from cairn.extract.offline_episodes import EPISODIC_RESPONDERS
 from cairn.extract.offline_rules import EXTRACTION_RESPONDERS
 from cairn.history.link_prompts import LINK_RESPONDERS
 from cairn.history.offline_rules import ROLLUP_RESPONDERS
+from cairn.history.reflection_prompts import REFLECTION_RESPONDERS
 from cairn.llm.heuristic import HeuristicModel
 
 
 def offline_model() -> HeuristicModel:
     """The offline heuristic provider answering extraction, formation, consolidation, the
-    history rollup and link generation."""
+    history rollup, link generation and reflection."""
     return HeuristicModel(
         {
             **EXTRACTION_RESPONDERS,
@@ -29,5 +33,7 @@ def offline_model() -> HeuristicModel:
             **CONSOLIDATION_RESPONDERS,
             **ROLLUP_RESPONDERS,
             **LINK_RESPONDERS,
+            **REFLECTION_RESPONDERS,
+            **CONTRADICTION_RESPONDERS,
         }
     )

@@ -184,6 +184,7 @@ def wire_embedded(
             model,
             clock=clock,
             embedder=embedder.identity if embedder is not None else None,
+            embed_with=embedder,
         )
         if stores.chunks is not None
         else None,

@@ -1,0 +1,65 @@
+"""Reflection: insights synthesised from never-recalled clusters, and contradictions flagged.
+
+``run_reflection_job(stores, model, memory_id, embedder=..., clock=...)`` visits every actor of
+the memory holding records and reads its live heads with their vectors (the recall index's own
+read, ``cairn.recall.index.rows.read_rows``), then does two things, each through the model
+port:
+
+- **synthesis** (``cairn.history.synthesis``): records no recall has shown yet (access count
+  0, ``AccessCounts.counts``) are clustered by cosine within their namespace; for each cluster
+  of two or more the model answers one insight citing its members, filed as a record of its
+  own (``cairn.reflection_records``: strategy ``reflection``, category ``insight``, in the
+  members' namespace) whose sources are the cited members' plus the model's (so it is
+  untrusted), linked ``part_of`` from each cited member in the link store. It remembers the
+  member versions it was made from: a rerun over an unchanged cluster files nothing, a cluster
+  whose members changed revises its reflection (a new version, never a second reflection);
+- **contradictions** (``cairn.history.contradiction_flags``): nearby pairs of live records the
+  model says cannot both hold are marked as consolidation marks them, a ``contradicts`` edge on
+  each (rendered ``contested``), content, sources and trust unchanged; nothing is superseded or
+  retracted, whichever side is untrusted.
+
+Off unless switched on. Bounded per run: at most ``max_calls`` model calls over the memory
+(synthesis first), ``max_clusters`` reflections filed or revised and ``max_flags`` pairs
+flagged; the rest waits for the next run. The run log counts what changed and why anything
+was left (never content or ids). Changes = reflections filed or revised plus pairs flagged.
+"""
+
+from __future__ import annotations
+
+from cairn.history.contradiction_flags import flag_contradictions
+from cairn.history.job_runs import start_run, switched_off
+from cairn.history.synthesis import ReflectionBudget, synthesise
+from cairn.jobs import JobName, JobRun
+from cairn.ports import Clock, Embedder, ModelProvider, Stores
+from cairn.recall.index.rows import bulk_reads, read_rows
+
+DEFAULT_MAX_CALLS = 8
+DEFAULT_MAX_CLUSTERS = 5
+DEFAULT_MAX_FLAGS = 10
+
+
+def run_reflection_job(
+    stores: Stores,
+    model: ModelProvider,
+    memory_id: str,
+    *,
+    embedder: Embedder | None,
+    clock: Clock,
+    max_calls: int = DEFAULT_MAX_CALLS,
+    max_clusters: int = DEFAULT_MAX_CLUSTERS,
+    max_flags: int = DEFAULT_MAX_FLAGS,
+) -> JobRun:
+    """One reflection run over the memory; see the module."""
+    tally = start_run(JobName.REFLECTION, memory_id, clock)
+    skipped = switched_off(stores, memory_id, JobName.REFLECTION)
+    if embedder is None:
+        skipped = "no embedder is configured, so no record has neighbours"
+    if skipped is not None:
+        return tally.finish(stores, clock, skipped=skipped)
+    assert embedder is not None
+    budget = ReflectionBudget(max_calls, max_clusters, max_flags)
+    for scope in tally.scopes(stores, memory_id, budget.spent):
+        rows = read_rows(stores.records, scope, embedder.identity, bulk=bulk_reads(stores.records))
+        synthesise(stores, model, embedder, scope, rows, tally, budget, clock)
+        flag_contradictions(stores, model, scope, rows, tally, budget)
+    return tally.finish(stores, clock)

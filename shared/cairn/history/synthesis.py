@@ -1,0 +1,244 @@
+"""The reflection job's synthesis: one insight per cluster of never-recalled records.
+
+Candidates are a scope's live heads that have a vector, are not reflections themselves and that
+no recall has shown (no access count). They are clustered within their namespace (a reflection
+lives beside its members, so it never carries one namespace's content into another), by cosine
+at least ``CLUSTER_FLOOR``: in record-id order, each record not yet taken gathers the nearest
+untaken ones, up to ``MAX_MEMBERS`` in all; a cluster has two members at least. The order
+makes the clusters the same on a rerun over the same records.
+
+A cluster's reflection is the live reflection made from most of its members (each reflection
+matched once). When it was made from exactly these members with their current content nothing
+is asked (a version that changed no content, a contested mark or a tag, asks for nothing);
+otherwise the model is asked, and its insight is filed as a new record (``Create``) or, for a
+cluster that has one, as a new version of it (``Revise``), conditioned on the versions read.
+Sources: each cited member's (their events, sessions and speakers, not the rollouts that wrote
+them) plus ``Source(kind=model)`` naming the run. Each cited member gets a ``part_of`` link to
+the reflection in the link store, sourced like it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cairn.changes import Change, Create, NewRecord, RecordPatch, Revise, Vector
+from cairn.errors import CairnError, RecordNotFoundError
+from cairn.history.job_runs import RunTally
+from cairn.history.reflection_prompts import MAX_MEMBERS, read_reflection, reflection_request
+from cairn.links import Link
+from cairn.models import (
+    EdgeKind,
+    RecordVersion,
+    Scope,
+    Source,
+    SourceKind,
+    union_sources,
+)
+from cairn.ports import Clock, Embedder, IndexRow, ModelProvider, Stores
+from cairn.reflection_records import (
+    INSIGHT_CATEGORY,
+    MADE_FROM_KEY,
+    REFLECTION_STRATEGY,
+    made_from,
+    made_from_value,
+    same_content,
+)
+
+# Closer than the link job's 0.5: a reflection claims the records share one subject.
+CLUSTER_FLOOR = 0.6
+# A reflection is inferred: never more confident than this, nor than its least confident member.
+MAX_CONFIDENCE = 0.7
+_BLOCK = 256  # seeds per similarity block: 256 x N floats at a time, never N x N
+LEFT = "cluster(s) left for the next run: the run's bound was reached"
+
+
+@dataclass
+class ReflectionBudget:
+    """What is left of a reflection run's bounds (``cairn.history.reflection``)."""
+
+    calls: int
+    clusters: int
+    flags: int
+
+    def spent(self) -> bool:
+        return self.calls <= 0 or (self.clusters <= 0 and self.flags <= 0)
+
+
+def clusters(rows: Sequence[IndexRow], floor: float, size: int) -> list[list[IndexRow]]:
+    """Clusters of two to ``size`` rows (each row in one at most); see the module."""
+    with_vectors = [r for r in rows if r.vector is not None]
+    if len(with_vectors) < 2:
+        return []
+    stacked = np.stack([r.vector for r in with_vectors if r.vector is not None])
+    norms = np.linalg.norm(stacked, axis=1, keepdims=True)
+    matrix = (stacked / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+    taken = np.zeros(len(with_vectors), dtype=bool)
+    found: list[list[IndexRow]] = []
+    for start in range(0, len(with_vectors), _BLOCK):
+        sims = matrix[start : start + _BLOCK] @ matrix.T
+        for offset, row in enumerate(sims):
+            seed = start + offset
+            if taken[seed]:
+                continue
+            row[taken] = -2.0
+            row[seed] = -2.0
+            near = np.flatnonzero(row >= floor)
+            if near.size == 0:
+                continue
+            nearest = near[np.argsort(-row[near], kind="stable")][: size - 1]
+            members = sorted([seed, *(int(j) for j in nearest)])
+            taken[members] = True
+            found.append([with_vectors[j] for j in members])
+    return found
+
+
+def synthesise(
+    stores: Stores,
+    model: ModelProvider,
+    embedder: Embedder,
+    scope: Scope,
+    rows: Sequence[IndexRow],
+    tally: RunTally,
+    budget: ReflectionBudget,
+    clock: Clock,
+) -> None:
+    """File or revise the reflections of the scope's never-recalled clusters, within
+    ``budget``; see the module."""
+    if budget.clusters <= 0:
+        return
+    if stores.access is None:
+        tally.reasons["scope(s) not synthesised: these stores keep no access counts"] += 1
+        return
+    shown = stores.access.counts(scope)
+    kept = {r.record_id: r.load() for r in rows if r.strategy == REFLECTION_STRATEGY}
+    made = {record_id: made_from(version) for record_id, version in kept.items()}
+    groups: dict[str, list[IndexRow]] = defaultdict(list)
+    for row in rows:
+        if row.strategy != REFLECTION_STRATEGY and not shown.get(row.record_id):
+            groups[row.namespace].append(row)
+    used: set[str] = set()
+    for namespace in sorted(groups):
+        for cluster in clusters(groups[namespace], CLUSTER_FLOOR, MAX_MEMBERS):
+            if budget.calls <= 0 or budget.clusters <= 0:
+                tally.reasons[LEFT] += 1
+                return
+            members = [row.load() for row in cluster]
+            existing = _its_reflection({m.record_id for m in members}, made, used)
+            if existing is not None:
+                used.add(existing)
+                if same_content(made[existing], members):
+                    continue  # made from these members as they read now: nothing to do
+            mine = kept[existing] if existing is not None else None
+            _reflect(stores, model, embedder, scope, namespace, members, mine, tally, budget, clock)
+
+
+def _its_reflection(
+    ids: set[str], made: Mapping[str, dict[str, tuple[int, str]]], used: set[str]
+) -> str | None:
+    """The unused reflection made from most of these members (lowest id on a tie), if any."""
+    overlaps = [
+        (len(members.keys() & ids), record_id)
+        for record_id, members in made.items()
+        if record_id not in used and members.keys() & ids
+    ]
+    if not overlaps:
+        return None
+    return min(overlaps, key=lambda o: (-o[0], o[1]))[1]
+
+
+def _reflect(
+    stores: Stores,
+    model: ModelProvider,
+    embedder: Embedder,
+    scope: Scope,
+    namespace: str,
+    members: list[RecordVersion],
+    existing: RecordVersion | None,
+    tally: RunTally,
+    budget: ReflectionBudget,
+    clock: Clock,
+) -> None:
+    budget.calls -= 1
+    shown = tuple((m.content, tuple(m.entities)) for m in members)
+    try:
+        answered = read_reflection(model.complete(reflection_request(shown)).text, len(members))
+    except CairnError as exc:
+        tally.reasons[f"model call failed ({type(exc).__name__})"] += 1
+        return
+    if answered is None:
+        tally.reasons["cluster(s) the model found nothing to reflect on"] += 1
+        return
+    insight, cites = answered
+    cited = [members[n - 1] for n in cites]
+    run = Source(kind=SourceKind.MODEL, run_id=tally.run_id)
+    sources = union_sources(*(_evidence(m) for m in cited), (run,))
+    (values,) = embedder.embed([insight])
+    vector = Vector(embedder=embedder.identity, values=tuple(float(x) for x in values))
+    metadata = {MADE_FROM_KEY: made_from_value(members)}
+    snapshot = {m.record_id: m.version for m in members}
+    change: Change
+    if existing is None:
+        change = Create(
+            record=NewRecord(
+                namespace=namespace,
+                strategy=REFLECTION_STRATEGY,
+                category=INSIGHT_CATEGORY,
+                content=insight,
+                confidence=min(MAX_CONFIDENCE, *(m.confidence for m in cited)),
+                sources=sources,
+                metadata=metadata,
+                vector=vector,
+                seen_at=max(m.last_seen_at for m in cited),
+            )
+        )
+    else:
+        snapshot[existing.record_id] = existing.version
+        patch = RecordPatch(content=insight, metadata={**existing.metadata, **metadata})
+        change = Revise(
+            record_id=existing.record_id, patch=patch, add_sources=sources, vector=vector
+        )
+    try:
+        (written,) = stores.records.apply(scope, [change], snapshot=snapshot)
+    except CairnError:
+        tally.reasons["cluster(s) changed meanwhile: left to the next run"] += 1
+        return
+    budget.clusters -= 1
+    tally.changed += 1
+    _link(stores, scope, written, cited, run, tally, clock)
+
+
+def _evidence(member: RecordVersion) -> tuple[Source, ...]:
+    """A member's sources as a reflection's evidence, without the rollout that wrote it (as
+    ``cairn.extract.reflections`` does for episodes: this run, not that rollout, wrote it)."""
+    return tuple(s.model_copy(update={"rollout_id": None}) for s in member.sources)
+
+
+def _link(
+    stores: Stores,
+    scope: Scope,
+    reflection: RecordVersion,
+    cited: list[RecordVersion],
+    run: Source,
+    tally: RunTally,
+    clock: Clock,
+) -> None:
+    if stores.links is None:
+        return
+    for member in cited:
+        link = Link(
+            memory_id=scope.memory_id,
+            actor_id=scope.actor_id,
+            from_id=member.record_id,
+            kind=EdgeKind.PART_OF,
+            to_id=reflection.record_id,
+            sources=(run,),
+            created_at=clock.now(),
+        )
+        try:
+            stores.links.put(scope, link)
+        except RecordNotFoundError:
+            tally.reasons["record(s) erased or gone before their link was stored"] += 1
