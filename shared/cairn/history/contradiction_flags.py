@@ -15,7 +15,7 @@ the versions read, so a record changed meanwhile waits for the next run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from cairn.changes import Change, RecordPatch, Revise
 from cairn.errors import CairnError
@@ -45,17 +45,11 @@ def flag_contradictions(
     if budget.flags <= 0:
         return
     candidates = [r for r in rows if r.strategy != REFLECTION_STRATEGY]
-    pairs: list[tuple[RecordVersion, RecordVersion, float]] = []
-    for row, other, cos in nearby(candidates, CONTRADICTION_FLOOR):
-        first, second = row.load(), other.load()
-        if second.record_id not in _marked(first) and first.record_id not in _marked(second):
-            pairs.append((first, second, cos))
     current: dict[str, RecordVersion] = {}  # the versions this run's marks wrote
-    for start in range(0, len(pairs), MAX_PAIRS_PER_CALL):
+    for batch in _unmarked_batches(nearby(candidates, CONTRADICTION_FLOOR)):
         if budget.calls <= 0 or budget.flags <= 0:
             tally.reasons[LEFT] += 1
             return
-        batch = pairs[start : start + MAX_PAIRS_PER_CALL]
         document = tuple(
             LinkPair(
                 n=n,
@@ -82,6 +76,24 @@ def flag_contradictions(
             a, b, _ = batch[n - 1]
             a, b = current.get(a.record_id, a), current.get(b.record_id, b)
             current.update({v.record_id: v for v in _mark(stores, scope, a, b, tally, budget)})
+
+
+def _unmarked_batches(
+    pairs: Iterable[tuple[IndexRow, IndexRow, float]],
+) -> Iterator[list[tuple[RecordVersion, RecordVersion, float]]]:
+    """The pairs not marked yet, ``MAX_PAIRS_PER_CALL`` a batch, each record read only when
+    its pair's batch is reached (a run asks about a few batches, not every pair)."""
+    batch: list[tuple[RecordVersion, RecordVersion, float]] = []
+    for row, other, cos in pairs:
+        first, second = row.load(), other.load()
+        if second.record_id in _marked(first) or first.record_id in _marked(second):
+            continue
+        batch.append((first, second, cos))
+        if len(batch) == MAX_PAIRS_PER_CALL:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _marked(version: RecordVersion) -> set[str]:

@@ -20,7 +20,7 @@ the reflection in the link store, sourced like it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,16 +68,16 @@ class ReflectionBudget:
         return self.calls <= 0 or (self.clusters <= 0 and self.flags <= 0)
 
 
-def clusters(rows: Sequence[IndexRow], floor: float, size: int) -> list[list[IndexRow]]:
-    """Clusters of two to ``size`` rows (each row in one at most); see the module."""
+def clusters(rows: Sequence[IndexRow], floor: float, size: int) -> Iterator[list[IndexRow]]:
+    """Clusters of two to ``size`` rows (each row in one at most), as they are found, so a
+    run that stops early computes no more; see the module."""
     with_vectors = [r for r in rows if r.vector is not None]
     if len(with_vectors) < 2:
-        return []
+        return
     stacked = np.stack([r.vector for r in with_vectors if r.vector is not None])
     norms = np.linalg.norm(stacked, axis=1, keepdims=True)
     matrix = (stacked / np.where(norms == 0, 1.0, norms)).astype(np.float32)
     taken = np.zeros(len(with_vectors), dtype=bool)
-    found: list[list[IndexRow]] = []
     for start in range(0, len(with_vectors), _BLOCK):
         sims = matrix[start : start + _BLOCK] @ matrix.T
         for offset, row in enumerate(sims):
@@ -92,8 +92,7 @@ def clusters(rows: Sequence[IndexRow], floor: float, size: int) -> list[list[Ind
             nearest = near[np.argsort(-row[near], kind="stable")][: size - 1]
             members = sorted([seed, *(int(j) for j in nearest)])
             taken[members] = True
-            found.append([with_vectors[j] for j in members])
-    return found
+            yield [with_vectors[j] for j in members]
 
 
 def synthesise(
