@@ -40,6 +40,7 @@ def flag_contradictions(
     rows: Sequence[IndexRow],
     tally: RunTally,
     budget: ReflectionBudget,
+    erasures: int,
 ) -> None:
     """Ask about the scope's unmarked nearby pairs and mark those flagged, within ``budget``."""
     if budget.flags <= 0:
@@ -75,7 +76,8 @@ def flag_contradictions(
                 return
             a, b, _ = batch[n - 1]
             a, b = current.get(a.record_id, a), current.get(b.record_id, b)
-            current.update({v.record_id: v for v in _mark(stores, scope, a, b, tally, budget)})
+            marked = _mark(stores, scope, a, b, tally, budget, erasures)
+            current.update({v.record_id: v for v in marked})
 
 
 def _unmarked_batches(
@@ -107,6 +109,7 @@ def _mark(
     b: RecordVersion,
     tally: RunTally,
     budget: ReflectionBudget,
+    erasures: int,
 ) -> list[RecordVersion]:
     """A revision of each side adding a ``contradicts`` edge to the other (a side already
     marked is left as it is); edges only, no sources added. Returns the versions written."""
@@ -118,9 +121,8 @@ def _mark(
                 Revise(record_id=version.record_id, patch=RecordPatch(edges=(*version.edges, edge)))
             )
     try:
-        written = stores.records.apply(
-            scope, changes, snapshot={a.record_id: a.version, b.record_id: b.version}
-        )
+        snapshot = {a.record_id: a.version, b.record_id: b.version}
+        written = stores.records.apply(scope, changes, snapshot=snapshot, erasures=erasures)
     except CairnError:
         tally.reasons["pair(s) changed meanwhile: left to the next run"] += 1
         return []

@@ -2,8 +2,9 @@
 
 ``run_reflection_job(stores, model, memory_id, embedder=..., clock=...)`` visits every actor of
 the memory holding records and reads its live heads with their vectors (the recall index's own
-read, ``cairn.recall.index.rows.read_rows``), then does two things, each through the model
-port:
+read, ``cairn.recall.index.rows.read_rows``), after the scope's erasure count, which every
+write of the run is fenced by (``cairn.erasure_fence``: a reflection planned from a member that
+an erase then destroyed is never written), then does two things, each through the model port:
 
 - **synthesis** (``cairn.history.synthesis``): records no recall has shown yet (access count
   0, ``AccessCounts.counts``) are clustered by cosine within their namespace; for each cluster
@@ -59,7 +60,8 @@ def run_reflection_job(
     assert embedder is not None
     budget = ReflectionBudget(max_calls, max_clusters, max_flags)
     for scope in tally.scopes(stores, memory_id, budget.spent):
+        erasures = stores.records.erasures(scope)  # first: an erasure after it fences the writes
         rows = read_rows(stores.records, scope, embedder.identity, bulk=bulk_reads(stores.records))
-        synthesise(stores, model, embedder, scope, rows, tally, budget, clock)
-        flag_contradictions(stores, model, scope, rows, tally, budget)
+        synthesise(stores, model, embedder, scope, rows, tally, budget, clock, erasures)
+        flag_contradictions(stores, model, scope, rows, tally, budget, erasures)
     return tally.finish(stores, clock)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cairn.changes import Change, Create, NewRecord, RecordPatch, Revise, Vector
-from cairn.errors import CairnError, RecordNotFoundError
+from cairn.errors import CairnError, ErasedMeanwhileError, RecordNotFoundError
 from cairn.history.job_runs import RunTally
 from cairn.history.reflection_prompts import MAX_MEMBERS, read_reflection, reflection_request
 from cairn.links import Link
@@ -104,6 +104,7 @@ def synthesise(
     tally: RunTally,
     budget: ReflectionBudget,
     clock: Clock,
+    erasures: int,
 ) -> None:
     """File or revise the reflections of the scope's never-recalled clusters, within
     ``budget``; see the module."""
@@ -132,7 +133,8 @@ def synthesise(
                 if same_content(made[existing], members):
                     continue  # made from these members as they read now: nothing to do
             mine = kept[existing] if existing is not None else None
-            _reflect(stores, model, embedder, scope, namespace, members, mine, tally, budget, clock)
+            planned = _Planned(scope, namespace, members, mine, erasures)
+            _reflect(stores, model, embedder, planned, tally, budget, clock)
 
 
 def _its_reflection(
@@ -149,18 +151,33 @@ def _its_reflection(
     return min(overlaps, key=lambda o: (-o[0], o[1]))[1]
 
 
+@dataclass(frozen=True)
+class _Planned:
+    """One cluster to reflect on: where, its members, its reflection if it has one, and the
+    erasure count read before any of them."""
+
+    scope: Scope
+    namespace: str
+    members: list[RecordVersion]
+    existing: RecordVersion | None
+    erasures: int
+
+
 def _reflect(
     stores: Stores,
     model: ModelProvider,
     embedder: Embedder,
-    scope: Scope,
-    namespace: str,
-    members: list[RecordVersion],
-    existing: RecordVersion | None,
+    planned: _Planned,
     tally: RunTally,
     budget: ReflectionBudget,
     clock: Clock,
 ) -> None:
+    scope, namespace, members, existing = (
+        planned.scope,
+        planned.namespace,
+        planned.members,
+        planned.existing,
+    )
     budget.calls -= 1
     shown = tuple((m.content, tuple(m.entities)) for m in members)
     try:
@@ -201,7 +218,12 @@ def _reflect(
             record_id=existing.record_id, patch=patch, add_sources=sources, vector=vector
         )
     try:
-        (written,) = stores.records.apply(scope, [change], snapshot=snapshot)
+        (written,) = stores.records.apply(
+            scope, [change], snapshot=snapshot, erasures=planned.erasures
+        )
+    except ErasedMeanwhileError:
+        tally.reasons["cluster(s) not reflected: an erasure in the scope committed meanwhile"] += 1
+        return
     except CairnError:
         tally.reasons["cluster(s) changed meanwhile: left to the next run"] += 1
         return
