@@ -128,6 +128,8 @@ def test_a_cluster_gets_one_untrusted_reflection_citing_and_linked_to_its_member
     assert made.sources == (USER, Source(kind=SourceKind.MODEL, run_id=run.run_id))
     assert made_from(made) == {m.record_id: (1, m.content_digest[:16]) for m in members}
     assert made.embedding == EMBEDDER
+    if stores.directory is not None:  # the AgentCore API finds it by id
+        assert stores.directory.locate("m1", made.record_id).namespace == FACTS
     assert stores.links is not None
     cited = {in_order[0].record_id, in_order[2].record_id}
     for member in members:

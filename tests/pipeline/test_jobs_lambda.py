@@ -176,6 +176,8 @@ def test_a_scheduled_run_reflects_and_flags_only_where_reflection_is_switched_on
     (made,) = [r for r in on if r.strategy == REFLECTION_STRATEGY]
     assert made.trust is Trust.UNTRUSTED
     assert made.content.startswith("2 memories concern office: ")
+    got = api_lambda("GET", f"/memories/{on_id}/memoryRecord/{made.record_id}", stage="prod")
+    assert got["memoryRecord"]["content"]["text"] == made.content  # found by id over the API
     stated = [r for r in on if r.strategy != REFLECTION_STRATEGY]
     assert all(is_contested(r) and r.trust is Trust.TRUSTED for r in stated)
     second, first = stores.jobs.runs(on_id, JobName.REFLECTION)  # newest first

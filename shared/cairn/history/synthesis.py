@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cairn.changes import Change, Create, NewRecord, RecordPatch, Revise, Vector
+from cairn.erasure_fence import place_fenced
 from cairn.errors import CairnError, ErasedMeanwhileError, RecordNotFoundError
 from cairn.history.job_runs import RunTally
 from cairn.history.reflection_prompts import MAX_MEMBERS, read_reflection, reflection_request
@@ -229,6 +230,10 @@ def _reflect(
         return
     budget.clusters -= 1
     tally.changed += 1
+    try:  # where the AgentCore API finds it by id, as extraction places what it writes
+        place_fenced(stores, scope, [written], planned.erasures)
+    except ErasedMeanwhileError:
+        tally.reasons["reflection(s) not placed: an erasure in the scope committed meanwhile"] += 1
     _link(stores, scope, written, cited, run, tally, clock)
 
 
