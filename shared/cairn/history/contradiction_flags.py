@@ -5,12 +5,12 @@ neighbours by cosine at least ``CONTRADICTION_FLOOR`` (``cairn.history.linking.n
 pair already marked left out. The model is asked ``MAX_PAIRS_PER_CALL`` pairs a call
 (``cairn.history.contradiction_prompts``). A flagged pair is marked as consolidation marks an
 undecided contradiction (``cairn.consolidate.contradictions.mark_contested``, a layer above
-this one, so the same two lines are written here): each record
-gets a new version adding a ``contradicts`` edge to the other, so recall labels both
-``contested``. That version changes no content and no sources, so no trust: a user's record
-stays trusted, and nothing is superseded or retracted, whichever side is untrusted (DESIGN §4:
-untrusted evidence may contest a trusted record, never retire it). The apply is conditioned on
-the versions read, so a record changed meanwhile waits for the next run.
+this one, so its few lines are written again here): each record gets a new version adding a
+``contradicts`` edge to the other, so recall labels both ``contested``. That version changes no
+content and no sources, so no trust: a user's record stays trusted, and nothing is superseded
+or retracted, whichever side is untrusted (DESIGN §4: untrusted evidence may contest a trusted
+record, never retire it). The apply is conditioned on the versions read and on the scope's
+erasure count, so a record changed or erased meanwhile waits for the next run.
 """
 
 from __future__ import annotations
