@@ -149,3 +149,45 @@ def test_after_a_pass_the_worker_runs_the_scheduled_jobs_once_per_interval() -> 
     assert len(stores.links.links_of(SCOPE, written[0].record_id)) == 1
     assert len(stores.jobs.runs("default", JobName.ACCESS)) == 1
     assert len(stores.jobs.runs("default", JobName.LINK)) == 1
+
+
+def test_the_embedded_worker_reflects_with_the_systems_embedder_once_switched_on(
+    tmp_path: Path,
+) -> None:
+    from cairn.changes import Create, NewRecord, Vector
+    from cairn.models import Source, SourceKind
+    from cairn.reflection_records import REFLECTION_STRATEGY
+
+    clock = FixedClock(T0)
+    embedder = HashingEmbedder()
+    embedded = open_embedded(
+        tmp_path / "cairn.db", model=offline_model(), embedder=embedder, clock=clock
+    )
+    assert embedded.stores.jobs is not None
+    embedded.stores.jobs.set_switches(
+        JobSwitches(memory_id="default").switched(JobName.REFLECTION, True)
+    )
+    texts = ["The hive stands in the orchard", "The hive stands in the orchard now"]
+    for text, row in zip(texts, embedder.embed(texts), strict=True):
+        record = NewRecord(
+            namespace="/facts/tg:7/",
+            content=text,
+            sources=(Source(kind=SourceKind.USER),),
+            entities=("hive",),
+            vector=Vector(embedder=embedder.identity, values=tuple(float(v) for v in row)),
+        )
+        embedded.stores.records.apply(SCOPE, [Create(record=record)])
+    for i in range(12):
+        embedded.append(SCOPE, turn(i))
+        clock.advance(seconds=30)
+    embedded.close()
+
+    with SQLiteBackend(tmp_path / "cairn.db", clock) as reopened:
+        stores = reopened.stores()
+        heads = stores.records.list_records(SCOPE, limit=100).items
+        made = [r for r in heads if r.strategy == REFLECTION_STRATEGY]
+        assert stores.jobs is not None
+        (run,) = stores.jobs.runs("default", JobName.REFLECTION)
+    assert run.changed >= 1
+    assert made
+    assert all(r.embedding == embedder.identity for r in made)
