@@ -14,13 +14,22 @@ episodes (``cairn.extract.reflections``: strategy ``episodic``, category ``refle
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 
-from cairn.models import RecordVersion
+from cairn.models import RecordVersion, Scope
 
 REFLECTION_STRATEGY = "reflection"
 INSIGHT_CATEGORY = "insight"
 MADE_FROM_KEY = "reflection_of"
+
+
+def reflection_id(scope: Scope, member_ids: Iterable[str]) -> str:
+    """The record id of the first reflection on exactly these members: derived, so two runs
+    reflecting on one cluster at once file one record (the second ``Create`` is refused), and a
+    reflection someone erased or retracted is not filed again for the same members."""
+    key = "\n".join([str(scope), REFLECTION_STRATEGY, *sorted(member_ids)])
+    return "mem-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
 
 
 def is_reflection(version: RecordVersion) -> bool:

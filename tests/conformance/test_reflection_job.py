@@ -17,12 +17,12 @@ from cairn.history.scheduled import run_scheduled_jobs
 from cairn.jobs import JobName, JobSwitches
 from cairn.local import offline_model
 from cairn.model_request import ModelRequest
-from cairn.models import EmbedderId, RecordVersion, Source, SourceKind, Status, Trust
+from cairn.models import EmbedderId, RecordVersion, Source, SourceKind, Trust
 from cairn.ports import FloatMatrix, Stores
 from cairn.recall.render import is_contested
 from cairn.reflection_records import INSIGHT_CATEGORY, REFLECTION_STRATEGY, made_from
 from cairn.testing import ScriptedModel
-from tests.conformance.samples import EMBEDDER, FACTS, MODEL, SCOPE, USER, vector
+from tests.conformance.samples import EMBEDDER, FACTS, SCOPE, USER, vector
 
 NEAR = ((1.0, 0.0, 0.0, 0.0), (0.95, 0.3, 0.0, 0.0), (0.9, 0.0, 0.4, 0.0))
 FAR = (0.0, 0.0, 0.0, 1.0)
@@ -244,34 +244,6 @@ def test_a_run_is_bounded_and_a_failed_or_bad_answer_is_counted(
     }
 
 
-def test_a_flagged_pair_is_marked_contested_and_the_user_side_keeps_content_and_trust(
-    stores: Stores, clock: FixedClock
-) -> None:
-    switch_on(stores)
-    said = remember(stores, "The user's office is in Lisbon.", NEAR[0])
-    inferred = remember(stores, "The user's office is in Porto.", NEAR[1], sources=(MODEL,))
-    assert stores.access is not None
-    stores.access.add(SCOPE, {said.record_id: 1, inferred.record_id: 1}, after=0, upto=1)
-    model = ScriptedModel([flag(1)])
-
-    run = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
-    rerun = run_reflection_job(stores, ScriptedModel(), "m1", embedder=EMBED, clock=clock)
-
-    mine, theirs = (stores.records.get(SCOPE, r.record_id) for r in (said, inferred))
-    for before, after in ((said, mine), (inferred, theirs)):
-        assert (after.content, after.sources, after.trust) == (
-            before.content,
-            before.sources,
-            before.trust,
-        )
-        assert after.status is Status.ACTIVE
-        assert after.version == 2
-        assert is_contested(after)
-    assert mine.trust is Trust.TRUSTED
-    assert [e.target for e in mine.edges] == [inferred.record_id]
-    assert (run.changed, rerun.changed, rerun.reasons) == (1, 0, ())  # not asked again
-
-
 def test_the_offline_model_reflects_extractively_and_flags_one_attribute_set_twice(
     stores: Stores, clock: FixedClock
 ) -> None:
@@ -292,3 +264,31 @@ def test_the_offline_model_reflects_extractively_and_flags_one_attribute_set_twi
     assert is_contested(stores.records.get(SCOPE, porto.record_id))
     assert not is_contested(stores.records.get(SCOPE, same.record_id))
     assert run.changed >= 2
+
+
+def test_two_runs_at_once_file_one_reflection_and_one_erased_by_hand_is_not_filed_again(
+    stores: Stores, clock: FixedClock
+) -> None:
+    from cairn.erasure_lineage import erase_record
+
+    switch_on(stores)
+    bees(stores)
+
+    def meanwhile(request: ModelRequest) -> str:
+        inner = ScriptedModel([reflect("Filed first.", 1, 2), NOTHING])
+        run_reflection_job(stores, inner, "m1", embedder=EMBED, clock=clock)
+        return reflect("Filed second.", 1, 2)(request)
+
+    outer = run_reflection_job(
+        stores, ScriptedModel([meanwhile, NOTHING]), "m1", embedder=EMBED, clock=clock
+    )
+
+    (made,) = reflections(stores)
+    assert made.content == "Filed first."
+    assert outer.changed == 0
+    erase_record(stores, SCOPE, made.record_id, staging=None, clock=clock)
+    model = ScriptedModel([NOTHING])
+    later = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
+    assert reflections(stores) == []
+    assert [r.output.name for r in model.requests if r.output] == ["record_contradictions"]
+    assert (later.changed, later.reasons) == (0, ())

@@ -15,6 +15,11 @@ cluster that has one, as a new version of it (``Revise``), conditioned on the ve
 Sources: each cited member's (their events, sessions and speakers, not the rollouts that wrote
 them) plus ``Source(kind=model)`` naming the run. Each cited member gets a ``part_of`` link to
 the reflection in the link store, sourced like it.
+
+A cluster's first reflection has a derived id (``cairn.reflection_records.reflection_id``): two
+runs reflecting on one cluster at once file one record (the second ``Create`` is refused), and
+a reflection someone erased or retracted is not filed again for the same members (nothing is
+asked for them).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from cairn.reflection_records import (
     REFLECTION_STRATEGY,
     made_from,
     made_from_value,
+    reflection_id,
     same_content,
 )
 
@@ -134,8 +140,18 @@ def synthesise(
                 if same_content(made[existing], members):
                     continue  # made from these members as they read now: nothing to do
             mine = kept[existing] if existing is not None else None
+            if mine is None and _filed_before(stores, scope, members):
+                continue  # erased or retracted by someone: not filed again for these members
             planned = _Planned(scope, namespace, members, mine, erasures)
             _reflect(stores, model, embedder, planned, tally, budget, clock)
+
+
+def _filed_before(stores: Stores, scope: Scope, members: list[RecordVersion]) -> bool:
+    try:
+        stores.records.get(scope, reflection_id(scope, (m.record_id for m in members)))
+    except RecordNotFoundError:
+        return False
+    return True
 
 
 def _its_reflection(
@@ -201,6 +217,7 @@ def _reflect(
     if existing is None:
         change = Create(
             record=NewRecord(
+                record_id=reflection_id(scope, (m.record_id for m in members)),
                 namespace=namespace,
                 strategy=REFLECTION_STRATEGY,
                 category=INSIGHT_CATEGORY,
