@@ -11,7 +11,8 @@ counts are published as metrics.
 The rollup of a large backlog could outlast the invocation, so it goes last, makes at most
 ``ROLLUP_CALLS`` model calls a session, and starts no session once less than
 ``ROLLUP_RESERVE`` (one session's worst case) is left of the function's time: its run is then
-``partial`` and says so, and the next run continues where the chunks end.
+``partial`` and says so, and the next run continues where the chunks end. Reflection, when
+switched on, leaves the rollup that time: it starts no model call it could not finish before.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from functions._common.observability import count, logger, metrics, tracer
 
 ROLLUP_CALLS = 8  # as link generation: 8 calls a run at most 45 s each
 ROLLUP_RESERVE = timedelta(seconds=ROLLUP_CALLS * wiring.model_timeout_seconds() + 30)
+MODEL_CALL = timedelta(seconds=wiring.model_timeout_seconds())
 
 
 @logger.inject_lambda_context
@@ -41,11 +43,18 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
     report = {"memories": 0, "runs": 0, "changed": 0, "skipped": 0}
     for memory_id in memory_ids(stores):
         report["memories"] += 1
-        ran = run_scheduled_jobs(
-            stores, model, memory_id, embedder=embedder.identity, clock=clock, embed_with=embedder
-        )
         left = timedelta(milliseconds=context.get_remaining_time_in_millis())
         until = clock.now() + left - ROLLUP_RESERVE
+        ran = run_scheduled_jobs(
+            stores,
+            model,
+            memory_id,
+            embedder=embedder.identity,
+            clock=clock,
+            embed_with=embedder,
+            # Reflection (off by default) leaves the rollup its time: no call it cannot finish.
+            until=until - MODEL_CALL,
+        )
         rolled = run_rollup_job(
             stores, model, memory_id, clock=clock, max_calls=ROLLUP_CALLS, until=until
         )

@@ -185,3 +185,36 @@ def test_a_scheduled_run_reflects_and_flags_only_where_reflection_is_switched_on
     off = stores.records.list_records(Scope(memory_id=off_id, actor_id="tg:1"), limit=10).items
     assert [r.version for r in off] == [1, 1]
     assert [r.outcome for r in stores.jobs.runs(off_id, JobName.REFLECTION)] == ["skipped"] * 2
+
+
+def test_reflection_starts_no_model_call_into_the_rollups_reserve(
+    api_lambda: Any, deployment: Deployment, embedder: HashingEmbedder
+) -> None:
+    from cairn.reflection_records import REFLECTION_STRATEGY
+    from functions._common import wiring
+
+    jobs = importlib.import_module("functions.jobs.handler")
+    memory_id = create_memory(api_lambda, "reflectsLate")
+    stores = wiring.stores()
+    assert stores.jobs is not None
+    stores.jobs.set_switches(JobSwitches(memory_id=memory_id).switched(JobName.REFLECTION, True))
+    scope = Scope(memory_id=memory_id, actor_id="tg:1")
+    texts = ["The hive stands in the orchard", "The hive stands in the orchard now"]
+    for text, row in zip(texts, embedder.embed(texts), strict=True):
+        record = NewRecord(
+            namespace="/facts/tg:1/",
+            content=text,
+            sources=(Source(kind=SourceKind.USER),),
+            entities=("hive",),
+            vector=Vector(embedder=embedder.identity, values=tuple(float(v) for v in row)),
+        )
+        stores.records.apply(scope, [Create(record=record)])
+    short = int((jobs.ROLLUP_RESERVE + jobs.MODEL_CALL).total_seconds() * 1000) - 1
+
+    jobs.lambda_handler({}, CountdownContext(function_name="cairn-jobs", remaining=[short]))
+
+    (run,) = stores.jobs.runs(memory_id, JobName.REFLECTION)
+    assert (run.outcome, run.changed) == ("partial", 0)
+    assert run.reasons == ("1× actor(s) left for the next run: the run's bound was reached",)
+    heads = stores.records.list_records(scope, limit=10).items
+    assert not [r for r in heads if r.strategy == REFLECTION_STRATEGY]

@@ -48,7 +48,7 @@ def flag_contradictions(
     candidates = [r for r in rows if r.strategy != REFLECTION_STRATEGY]
     current: dict[str, RecordVersion] = {}  # the versions this run's marks wrote
     for batch in _unmarked_batches(nearby(candidates, CONTRADICTION_FLOOR)):
-        if budget.calls <= 0 or budget.flags <= 0:
+        if not budget.may_call() or budget.flags <= 0:
             tally.reasons[LEFT] += 1
             return
         document = tuple(

@@ -21,11 +21,14 @@ an erase then destroyed is never written), then does two things, each through th
 
 Off unless switched on. Bounded per run: at most ``max_calls`` model calls over the memory
 (synthesis first), ``max_clusters`` reflections filed or revised and ``max_flags`` pairs
-flagged; the rest waits for the next run. The run log counts what changed and why anything
+flagged, and no call started at or after ``until`` (the scheduled jobs Lambda leaves the rollup
+its time); the rest waits for the next run. The run log counts what changed and why anything
 was left (never content or ids). Changes = reflections filed or revised plus pairs flagged.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from cairn.history.contradiction_flags import flag_contradictions
 from cairn.history.job_runs import start_run, switched_off
@@ -49,6 +52,7 @@ def run_reflection_job(
     max_calls: int = DEFAULT_MAX_CALLS,
     max_clusters: int = DEFAULT_MAX_CLUSTERS,
     max_flags: int = DEFAULT_MAX_FLAGS,
+    until: datetime | None = None,
 ) -> JobRun:
     """One reflection run over the memory; see the module."""
     tally = start_run(JobName.REFLECTION, memory_id, clock)
@@ -58,7 +62,7 @@ def run_reflection_job(
     if skipped is not None:
         return tally.finish(stores, clock, skipped=skipped)
     assert embedder is not None
-    budget = ReflectionBudget(max_calls, max_clusters, max_flags)
+    budget = ReflectionBudget(max_calls, max_clusters, max_flags, clock, until)
     for scope in tally.scopes(stores, memory_id, budget.spent):
         erasures = stores.records.erasures(scope)  # first: an erasure after it fences the writes
         rows = read_rows(stores.records, scope, embedder.identity, bulk=bulk_reads(stores.records))

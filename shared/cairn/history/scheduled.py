@@ -3,7 +3,8 @@
 ``run_scheduled_jobs(stores, model, memory_id, embedder=..., clock=..., embed_with=...)`` runs
 access counting, link generation, evolution, reflection, then decay over the memory (each
 honours its own switch and logs its own run; evolution, reflection and decay are off unless
-switched on; reflection embeds its insights with ``embed_with``); the
+switched on; reflection embeds its insights with ``embed_with`` and starts no model call at
+or after ``until``); the
 embedded history worker calls it for a memory at most once per ``SCHEDULED_EVERY`` after a
 rollup pass, and the scheduled jobs Lambda (``functions/jobs``) for every memory the store
 configures (``memory_ids``), every ``SCHEDULED_EVERY``. Access first: the link job reads the
@@ -12,7 +13,7 @@ same records, and counting is cheap; decay last, as it reads the counts just mad
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from cairn.history.access import run_access_job
 from cairn.history.decay import run_decay_job
@@ -34,13 +35,16 @@ def run_scheduled_jobs(
     embedder: EmbedderId | None,
     clock: Clock,
     embed_with: Embedder | None = None,
+    until: datetime | None = None,
 ) -> tuple[JobRun, ...]:
     """Access counting, link generation, evolution (from the links just made), reflection
     (over the counts just made), then decay, over ``memory_id``; their five runs."""
     counted = run_access_job(stores, memory_id, clock=clock)
     linked = run_link_job(stores, model, memory_id, embedder=embedder, clock=clock)
     evolved = run_evolution_job(stores, memory_id, clock=clock)
-    reflected = run_reflection_job(stores, model, memory_id, embedder=embed_with, clock=clock)
+    reflected = run_reflection_job(
+        stores, model, memory_id, embedder=embed_with, clock=clock, until=until
+    )
     decayed = run_decay_job(stores, memory_id, clock=clock)
     return (counted, linked, evolved, reflected, decayed)
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 
@@ -65,14 +66,20 @@ LEFT = "cluster(s) left for the next run: the run's bound was reached"
 
 @dataclass
 class ReflectionBudget:
-    """What is left of a reflection run's bounds (``cairn.history.reflection``)."""
+    """What is left of a reflection run's bounds (``cairn.history.reflection``): model calls,
+    reflections, flags, and the time by which no call may start any more (``None``: no limit)."""
 
     calls: int
     clusters: int
     flags: int
+    clock: Clock
+    until: datetime | None = None
+
+    def may_call(self) -> bool:
+        return self.calls > 0 and (self.until is None or self.clock.now() < self.until)
 
     def spent(self) -> bool:
-        return self.calls <= 0 or (self.clusters <= 0 and self.flags <= 0)
+        return not self.may_call() or (self.clusters <= 0 and self.flags <= 0)
 
 
 def clusters(rows: Sequence[IndexRow], floor: float, size: int) -> Iterator[list[IndexRow]]:
@@ -130,7 +137,7 @@ def synthesise(
     used: set[str] = set()
     for namespace in sorted(groups):
         for cluster in clusters(groups[namespace], CLUSTER_FLOOR, MAX_MEMBERS):
-            if budget.calls <= 0 or budget.clusters <= 0:
+            if not budget.may_call() or budget.clusters <= 0:
                 tally.reasons[LEFT] += 1
                 return
             members = [row.load() for row in cluster]
