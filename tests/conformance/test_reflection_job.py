@@ -292,3 +292,27 @@ def test_two_runs_at_once_file_one_reflection_and_one_erased_by_hand_is_not_file
     assert reflections(stores) == []
     assert [r.output.name for r in model.requests if r.output] == ["record_contradictions"]
     assert (later.changed, later.reasons) == (0, ())
+
+
+def test_a_reflection_cites_its_members_turns_but_not_the_rollouts_that_wrote_them(
+    stores: Stores, clock: FixedClock
+) -> None:
+    switch_on(stores)
+    heard = Source(kind=SourceKind.MODEL, event_id="ev-9", session_id="s9", rollout_id="ro-9")
+    remember(stores, "The hive is blue", NEAR[0], sources=(heard,))
+    remember(stores, "The hive is by the fence", NEAR[1])
+
+    run = run_reflection_job(
+        stores,
+        ScriptedModel([reflect("A blue hive.", 1, 2), NOTHING]),
+        "m1",
+        embedder=EMBED,
+        clock=clock,
+    )
+
+    (made,) = reflections(stores)
+    assert set(made.sources) == {
+        heard.model_copy(update={"rollout_id": None}),
+        USER,
+        Source(kind=SourceKind.MODEL, run_id=run.run_id),
+    }
