@@ -17,29 +17,40 @@ an erase then destroyed is never written), then does two things, each through th
 - **contradictions** (``cairn.history.contradiction_flags``): nearby pairs of live records the
   model says cannot both hold are marked as consolidation marks them, a ``contradicts`` edge on
   each (rendered ``contested``), content, sources and trust unchanged; nothing is superseded or
-  retracted, whichever side is untrusted.
+  retracted, whichever side is untrusted;
+- **upkeep**: a reflection made from a record that is no longer live (retracted, as
+  DeleteMemoryRecord does, or superseded) and that no cluster took up again is retracted too
+  (softly, as its member was), so recall never shows what it said of that record; only after a
+  synthesis that saw to every cluster of the scope (one left for later may still revise it).
 
 Off unless switched on. Bounded per run: at most ``max_calls`` model calls over the memory
 (synthesis first), ``max_clusters`` reflections filed or revised and ``max_flags`` pairs
 flagged, and no call started at or after ``until`` (the scheduled jobs Lambda leaves the rollup
 its time); the rest waits for the next run. The run log counts what changed and why anything
-was left (never content or ids). Changes = reflections filed or revised plus pairs flagged.
+was left (never content or ids). Changes = reflections filed, revised or retracted plus pairs
+flagged.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
+from cairn.changes import Retract
+from cairn.errors import CairnError
 from cairn.history.contradiction_flags import flag_contradictions
-from cairn.history.job_runs import start_run, switched_off
+from cairn.history.job_runs import RunTally, start_run, switched_off
 from cairn.history.synthesis import ReflectionBudget, synthesise
 from cairn.jobs import JobName, JobRun
-from cairn.ports import Clock, Embedder, ModelProvider, Stores
+from cairn.models import Scope
+from cairn.ports import Clock, Embedder, IndexRow, ModelProvider, Stores
 from cairn.recall.index.rows import bulk_reads, read_rows
+from cairn.reflection_records import REFLECTION_STRATEGY, made_from
 
 DEFAULT_MAX_CALLS = 8
 DEFAULT_MAX_CLUSTERS = 5
 DEFAULT_MAX_FLAGS = 10
+MAX_RETRACTS = 16  # one apply's changes (cairn.changes.MAX_CHANGES_PER_APPLY)
 
 
 def run_reflection_job(
@@ -66,6 +77,39 @@ def run_reflection_job(
     for scope in tally.scopes(stores, memory_id, budget.spent):
         erasures = stores.records.erasures(scope)  # first: an erasure after it fences the writes
         rows = read_rows(stores.records, scope, embedder.identity, bulk=bulk_reads(stores.records))
-        synthesise(stores, model, embedder, scope, rows, tally, budget, clock, erasures)
+        complete = synthesise(stores, model, embedder, scope, rows, tally, budget, clock, erasures)
         flag_contradictions(stores, model, scope, rows, tally, budget, erasures)
+        if complete:
+            retire_stale(stores, scope, rows, tally, erasures)
     return tally.finish(stores, clock)
+
+
+RETIRE_REASON = "a record it was made from is no longer live"
+
+
+def retire_stale(
+    stores: Stores, scope: Scope, rows: Sequence[IndexRow], tally: RunTally, erasures: int
+) -> None:
+    """Retract each live reflection (as it reads now) made from a record not among ``rows``,
+    the scope's live heads at the start of the run, in one apply."""
+    live = {row.record_id for row in rows}
+    stale = {}
+    for row in rows:
+        if row.strategy != REFLECTION_STRATEGY:
+            continue
+        try:
+            now = stores.records.get(scope, row.record_id)
+        except CairnError:
+            continue  # erased meanwhile: nothing left to retract
+        if now.live and made_from(now).keys() - live:
+            stale[now.record_id] = now.version
+    for start in range(0, len(stale), MAX_RETRACTS):
+        batch = dict(list(stale.items())[start : start + MAX_RETRACTS])
+        changes = [Retract(record_id=rid, reason=RETIRE_REASON) for rid in batch]
+        try:
+            stores.records.apply(scope, changes, snapshot=batch, erasures=erasures)
+        except CairnError:
+            tally.reasons["stale reflection(s) changed meanwhile: left to the next run"] += 1
+            return
+        erasures += 1  # a retract counts as an erasure: this apply moved the count by one
+        tally.changed += len(batch)

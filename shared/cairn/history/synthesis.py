@@ -119,14 +119,12 @@ def synthesise(
     budget: ReflectionBudget,
     clock: Clock,
     erasures: int,
-) -> None:
+) -> bool:
     """File or revise the reflections of the scope's never-recalled clusters, within
-    ``budget``; see the module."""
-    if budget.clusters <= 0:
-        return
+    ``budget``; see the module. Whether every cluster was seen to (none left to a later run)."""
     if stores.access is None:
         tally.reasons["scope(s) not synthesised: these stores keep no access counts"] += 1
-        return
+        return False
     shown = stores.access.counts(scope)
     kept = {r.record_id: r.load() for r in rows if r.strategy == REFLECTION_STRATEGY}
     made = {record_id: made_from(version) for record_id, version in kept.items()}
@@ -137,9 +135,6 @@ def synthesise(
     used: set[str] = set()
     for namespace in sorted(groups):
         for cluster in clusters(groups[namespace], CLUSTER_FLOOR, MAX_MEMBERS):
-            if not budget.may_call() or budget.clusters <= 0:
-                tally.reasons[LEFT] += 1
-                return
             members = [row.load() for row in cluster]
             existing = _its_reflection({m.record_id for m in members}, made, used)
             if existing is not None:
@@ -149,8 +144,12 @@ def synthesise(
             mine = kept[existing] if existing is not None else None
             if mine is None and _filed_before(stores, scope, members):
                 continue  # erased or retracted by someone: not filed again for these members
+            if not budget.may_call() or budget.clusters <= 0:
+                tally.reasons[LEFT] += 1
+                return False
             planned = _Planned(scope, namespace, members, mine, erasures)
             _reflect(stores, model, embedder, planned, tally, budget, clock)
+    return True
 
 
 def _filed_before(stores: Stores, scope: Scope, members: list[RecordVersion]) -> bool:
