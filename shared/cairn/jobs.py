@@ -54,9 +54,9 @@ JOB_SUMMARIES: dict[JobName, str] = {
     "whose sources include theirs and the links' (trust only falls), only where every such "
     "source may change it; never its content",
     JobName.REFLECTION: "synthesise one insight per cluster of never-recalled records, through "
-    "the model, as an untrusted record of its own citing and linked to them (a changed cluster "
-    "revises it); flag nearby records the model says contradict each other as contested, "
-    "never changing their content or trust",
+    "the model, as an untrusted record of its own citing and linked to them (revised when they "
+    "change, retracted when one is no longer live); flag nearby records the model says "
+    "contradict each other as contested, never changing their content or trust",
 }
 MAX_REASONS = 20
 Reason = Annotated[str, Field(min_length=1, max_length=300)]
