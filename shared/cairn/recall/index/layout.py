@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cairn.recall.index.snapshot import IntArray, Snapshot
+from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
+
+_HOUR = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,3 +53,30 @@ def layout(snapshot: Snapshot) -> Layout:
 def whole(snapshot: Snapshot, view: IntArray) -> bool:
     """Whether ``view`` is the snapshot's every row (``layout(snapshot).everything``)."""
     return view is layout(snapshot).everything
+
+
+@dataclass(frozen=True, slots=True)
+class Hours:
+    """The snapshot's rows by the hour they were last seen in: ``ends[hour[row]]`` is the
+    first instant (epoch seconds) after ``row``'s hour, so a row is at least ``now - ends``
+    old. The shortlist's recency bound is then one power per hour, not one per row."""
+
+    ends: FloatArray
+    hour: IntArray
+
+
+_HOURS: weakref.WeakKeyDictionary[Snapshot, Hours] = weakref.WeakKeyDictionary()
+
+
+def hours(snapshot: Snapshot) -> Hours:
+    """The snapshot's hours, worked out on first use."""
+    found = _HOURS.get(snapshot)
+    if found is not None:
+        return found
+    starts, hour = np.unique(np.floor(snapshot.last_seen / _HOUR), return_inverse=True)
+    made = Hours(ends=(starts + 1) * _HOUR, hour=hour.astype(np.int64).reshape(-1))
+    with _LOCK:
+        try:
+            return _HOURS.setdefault(snapshot, made)
+        except TypeError:
+            return made

@@ -36,16 +36,20 @@ def bm25(
     if not terms or not total:
         return scores
     k1, b = policy.bm25_k1, policy.bm25_b
-    lengths = snapshot.lengths[view]
-    average = int(lengths.sum()) / total or 1.0
-    norm = k1 * ((1 - b) + (b * lengths) / average)
     everything = whole(snapshot, view)
+    lengths = snapshot.lengths if everything else snapshot.lengths[view]
+    average = int(lengths.sum()) / total or 1.0
     position = view
     if not everything:
         position = np.full(snapshot.size, -1, dtype=np.int64)
         position[view] = np.arange(total)
-    for term in terms:
-        posting = snapshot.postings.get(term)
+    postings = [(term, snapshot.postings.get(term)) for term in terms]
+    # The length norm of every row, unless the terms' postings are fewer than the rows: then
+    # only where each term is (the same doubles either way).
+    norms = None
+    if sum(len(found[0]) for _, found in postings if found is not None) >= total:
+        norms = k1 * ((1 - b) + (b * lengths) / average)
+    for _, posting in postings:
         if posting is None:
             continue
         rows, tf = posting
@@ -59,7 +63,8 @@ def bm25(
         if not df:
             continue
         idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
-        scores[at] += ((idf * tf) * (k1 + 1)) / (tf + norm[at])
+        norm = norms[at] if norms is not None else k1 * ((1 - b) + (b * lengths[at]) / average)
+        scores[at] += ((idf * tf) * (k1 + 1)) / (tf + norm)
     return scores
 
 

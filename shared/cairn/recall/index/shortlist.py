@@ -3,7 +3,7 @@
 Every row of the view is scored in arrays (``scoring``), context expansion runs on the few
 hits that lend, and then only a shortlist becomes candidates: the rows with the highest upper
 bound on their final score. The bound takes the largest factor each later step could apply
-(query signals at full weight, recency at its vectorised value plus a margin), so no row
+(query signals at full weight, recency as of the end of the row's hour plus a margin), so no row
 outside the shortlist can score more than its bound. The shortlist is ranked by the scan's own
 functions (``boost``, ``rank``) and deduplicated; it is enough once ``top_k`` survivors are
 found and every row left out is bounded strictly below the last of them, else it widens
@@ -25,7 +25,7 @@ from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import Deduplicated, deduplicate
 from cairn.recall.expansion import threads
-from cairn.recall.index.layout import layout, whole
+from cairn.recall.index.layout import hours, layout, whole
 from cairn.recall.index.scoring import (
     Cosines,
     Screened,
@@ -105,16 +105,14 @@ def search(
         found = cosines(snapshot, view, keyword, query.text, embedder, policy)
     weight_of_query = query_weight(snapshot, view, terms)
     screened = screen(keyword, found, embedder is not None, policy, weight_of_query)
-    relevance, admitted = _expand(snapshot, view, screened, policy)
+    positions, relevance, admitted = _expand(snapshot, view, screened, policy)
     unembedded = 0
     if found is not None:
         unembedded = len(view) - int(found.present.sum())
     first = max(1, shortlist)
-    trusted = bool(relevance) and bool(
-        snapshot.trusted[view[np.fromiter(relevance, dtype=np.int64)]].any()
-    )
+    trusted = bool(snapshot.trusted[view[positions]].any())
     ranked, unique = _shortlist(
-        snapshot, view, keyword, found, relevance, query, policy, now, first, trusted
+        snapshot, view, keyword, found, (positions, relevance), query, policy, now, first, trusted
     )
     return Search(
         ranked=ranked,
@@ -142,31 +140,39 @@ def _filtered(snapshot: Snapshot, view: IntArray, where: RecordFilter) -> IntArr
 
 def _expand(
     snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy
-) -> tuple[dict[int, float], int]:
-    """``cairn.recall.expansion.expand``: relevance by view position after the hits lend, and
-    how many positions the loans admitted."""
-    relevance = dict(zip(screened.positions.tolist(), screened.relevance.tolist(), strict=True))
-    if policy.context_weight == 0 or not relevance:
-        return relevance, 0
+) -> tuple[IntArray, FloatArray, int]:
+    """``cairn.recall.expansion.expand``: the relevant view positions and their relevance after
+    the hits lend (the screened positions in order, then the admitted ones ascending), and how
+    many positions the loans admitted. Arrays throughout: half a scope may pass the floor."""
+    positions, relevance = screened.positions, screened.relevance
+    if policy.context_weight == 0 or not len(positions):
+        return positions, relevance, 0
     lent = _lent(snapshot, view, screened, policy)
-    admitted = 0
-    for position in sorted(lent):
-        share = lent[position]
-        if position in relevance:
-            if share > relevance[position]:
-                relevance[position] = share
-        elif share >= policy.relevance_floor:
-            relevance[position] = share
-            admitted += 1
-    return relevance, admitted
+    if not lent:
+        return positions, relevance, 0
+    spots = np.array(sorted(lent), dtype=np.int64)
+    shares = np.array([lent[spot] for spot in spots.tolist()], dtype=np.float64)
+    at = np.searchsorted(positions, spots)  # screened positions ascend (``flatnonzero``)
+    held = at < len(positions)
+    held[held] = positions[at[held]] == spots[held]
+    relevance = relevance.copy()
+    relevance[at[held]] = np.maximum(relevance[at[held]], shares[held])
+    joining = ~held & (shares >= policy.relevance_floor)
+    admitted = int(joining.sum())
+    if not admitted:
+        return positions, relevance, 0
+    return (
+        np.concatenate((positions, spots[joining])),
+        np.concatenate((relevance, shares[joining])),
+        admitted,
+    )
 
 
 def _lent(
     snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy
 ) -> dict[int, float]:
     positions, relevance = screened.positions, screened.relevance
-    count = min(policy.context_hits, len(positions))
-    order = np.lexsort((positions, -relevance))[:count]
+    order = _leaders(positions, relevance, min(policy.context_hits, len(positions)))
     if whole(snapshot, view):
         in_view = view
     else:
@@ -198,6 +204,17 @@ def _lent(
     return lent
 
 
+def _leaders(positions: IntArray, relevance: FloatArray, count: int) -> IntArray:
+    """``np.lexsort((positions, -relevance))[:count]`` without sorting every row: the rows
+    at least as relevant as the ``count``-th best (ties included), then sorted."""
+    among = np.arange(len(relevance))
+    if len(relevance) > count:
+        least = np.partition(relevance, len(relevance) - count)[len(relevance) - count]
+        among = np.flatnonzero(relevance >= least)
+    chosen: IntArray = among[np.lexsort((positions[among], -relevance[among]))][:count]
+    return chosen
+
+
 def _bounds(
     snapshot: Snapshot,
     rows: IntArray,
@@ -206,8 +223,8 @@ def _bounds(
     policy: RecallPolicy,
     now: datetime,
 ) -> FloatArray:
-    """An upper bound on each row's final score: signals at their largest, recency computed
-    with numpy's power plus a margin."""
+    """An upper bound on each row's final score: signals at their largest, recency at its value
+    for the end of the row's hour (computed with numpy's power) plus a margin."""
     factor = 1.0
     if policy.entity_weight > 0 and tokenize(query.text):
         factor *= 1.0 + policy.entity_weight
@@ -216,8 +233,11 @@ def _bounds(
     boosted = np.minimum(1.0, relevance * factor) if factor != 1.0 else relevance
     low, high = policy.confidence_multiplier_min, policy.confidence_multiplier_max
     confidence = low + (high - low) * np.minimum(1.0, np.maximum(0.0, snapshot.confidence[rows]))
-    age = np.maximum(0.0, (now.timestamp() - snapshot.last_seen[rows]) / _SECONDS_PER_DAY)
+    # Each row is at least as old as the end of its hour: one power per hour, read per row.
+    by_hour = hours(snapshot)
+    age = np.maximum(0.0, (now.timestamp() - by_hour.ends) / _SECONDS_PER_DAY)
     fresh = np.minimum(1.0, np.power(0.5, age / policy.recency_half_life_days) * (1 + 1e-6))
+    fresh = fresh[by_hour.hour[rows]]
     w = policy.recency_weight
     bound: FloatArray = boosted * ((1 - w) * confidence + w * fresh) * (1 + _BOUND_MARGIN)
     return bound
@@ -228,7 +248,7 @@ def _shortlist(
     view: IntArray,
     keyword: FloatArray,
     found: Cosines | None,
-    relevance: dict[int, float],
+    relevant: tuple[IntArray, FloatArray],
     query: RecallQuery,
     policy: RecallPolicy,
     now: datetime,
@@ -240,10 +260,9 @@ def _shortlist(
     A widening ranks only the rows it adds: a row's boost and score depend on the row alone,
     and the ranking's key is a total order, so merging the new rows into the ranked ones gives
     the ranking of the whole shortlist."""
-    if not relevance:
+    positions, values = relevant
+    if not len(positions):
         return (), None
-    positions = np.fromiter(relevance, dtype=np.int64, count=len(relevance))
-    values = np.fromiter(relevance.values(), dtype=np.float64, count=len(relevance))
     bound = _bounds(snapshot, view[positions], values, query, policy, now)
     size = min(len(positions), max(first, min(first, _PER_ENTRY) * query.top_k))
     ranked: list[Ranked] = []
