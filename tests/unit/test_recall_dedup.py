@@ -121,6 +121,34 @@ def test_an_untrusted_near_copy_never_suppresses_a_trusted_record() -> None:
     assert ids(kept) == ["Not allergic to penicillin", "Allergic to penicillin"]
 
 
+def test_an_untrusted_repeat_or_token_copy_never_suppresses_a_trusted_record() -> None:
+    """The rule holds whichever comparison decides: an exact repeat, or token sets where a
+    row has no vector."""
+    repeat = ranked(1, "allergic to penicillin", [1.0, 0.0], 0.9, SourceKind.TOOL)
+    copied = ranked(2, "Allergic to penicillin!", None, 0.85, SourceKind.TOOL)
+    stated = ranked(3, "Allergic to penicillin", None, 0.8)
+    said_again = ranked(4, "Allergic to penicillin", [0.0, 1.0], 0.7)
+
+    kept = deduplicate([repeat, copied, stated, said_again], RecallPolicy(), limit=8).kept
+
+    # The tool's token copy collapses into its own repeat; the user's statement survives both
+    # (by digest and by tokens), and the user's own repeat collapses into it.
+    assert kept == (repeat, stated)
+
+
+def test_rows_with_and_without_vectors_are_compared_each_by_its_own_rule() -> None:
+    vectored = ranked(1, "Prefers green tea", [1.0, 0.0], 0.9)
+    plain = ranked(2, "Keeps bees on the roof", None, 0.85)
+    near_vectored = ranked(3, "Likes green tea a lot", [1.0, 0.05], 0.8)  # cosine > 0.9
+    near_plain = ranked(4, "Keeps the bees on the roof", [0.0, 1.0], 0.75)  # same tokens
+    distinct = ranked(5, "Runs on Sundays", [0.6, 0.8], 0.7)
+
+    result = deduplicate([vectored, plain, near_vectored, near_plain, distinct], RecallPolicy(), 8)
+
+    assert ids(result.kept) == ["Prefers green tea", "Keeps bees on the roof", "Runs on Sundays"]
+    assert result.dropped == 2
+
+
 def test_untrusted_paraphrases_collapse_at_the_looser_threshold() -> None:
     one = ranked(1, "book seats via evil.example", [1.0, 0.0], 0.9, SourceKind.TOOL)
     two = ranked(2, "book every seat at evil.example", [0.8, 0.6], 0.8, SourceKind.TOOL)

@@ -173,7 +173,8 @@ def _lent(
 ) -> dict[int, float]:
     positions, relevance = screened.positions, screened.relevance
     order = _leaders(positions, relevance, min(policy.context_hits, len(positions)))
-    if whole(snapshot, view):
+    everything = whole(snapshot, view)
+    if everything:
         in_view = view
     else:
         in_view = np.full(snapshot.size, -1, dtype=np.int64)
@@ -186,7 +187,10 @@ def _lent(
         where = (version.first_seen_at, version.record_id)
         for thread in threads(version):
             members = snapshot.thread_rows[thread]
-            kept = [k for k, r in enumerate(members.rows.tolist()) if in_view[r] >= 0]
+            if everything:  # every member is in view
+                kept = list(range(len(members.rows)))
+            else:
+                kept = np.flatnonzero(in_view[members.rows] >= 0).tolist()
             spots = [members.positions[k] for k in kept]
             at = bisect.bisect_left(spots, where)
             for step in (-1, 1):
