@@ -3,7 +3,9 @@
 A recall over a whole scope (no namespace prefix, no strategy, no filter) views every row; a
 snapshot whose rows all have vectors, in row order, scores its view straight off the matrix.
 Both are O(rows) to establish, so they are worked out once per snapshot and kept beside it
-(weakly: they go with the snapshot) instead of on every recall.
+(weakly: they go with the snapshot) instead of on every recall; so are the hour each row was
+last seen in (the shortlist's recency bound) and the views of the last few namespace prefixes
+and strategies asked.
 """
 
 from __future__ import annotations
@@ -80,3 +82,32 @@ def hours(snapshot: Snapshot) -> Hours:
             return _HOURS.setdefault(snapshot, made)
         except TypeError:
             return made
+
+
+# A recall under a namespace prefix or strategy views the same rows every time until the
+# snapshot changes: the last few views asked of each snapshot are kept beside it.
+_VIEWS_KEPT = 8
+_VIEWS: weakref.WeakKeyDictionary[Snapshot, dict[tuple[str | None, str | None], IntArray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def view_of(snapshot: Snapshot, namespace_prefix: str | None, strategy: str | None) -> IntArray:
+    """``snapshot.view(namespace_prefix, strategy)``, read-only, worked out once per snapshot
+    (of the last ``_VIEWS_KEPT`` asked)."""
+    key = (namespace_prefix, strategy)
+    with _LOCK:
+        found = _VIEWS.get(snapshot, {}).get(key)
+    if found is not None:
+        return found
+    made = snapshot.view(namespace_prefix, strategy)
+    made.setflags(write=False)
+    with _LOCK:
+        try:
+            views = _VIEWS.setdefault(snapshot, {})
+        except TypeError:  # a snapshot that cannot be weakly referenced: worked out each time
+            return made
+        views[key] = made
+        while len(views) > _VIEWS_KEPT:
+            del views[next(iter(views))]
+    return made

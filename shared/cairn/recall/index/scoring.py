@@ -238,11 +238,13 @@ def _blended(
     kept = passing.copy() if len(unvectored) else passing
     kept[unvectored] = True
     positions = np.flatnonzero(kept)
-    below = total - int(passing.sum()) - len(unvectored)
+    below = total - len(positions)  # the unvectored kept ones have no cosine to pass
     cosine = found.values[positions].astype(np.float64)
     shares = keyword[positions] / scale if scale > 0 else np.zeros(len(positions))
     weight = policy.keyword_weight
-    clipped = np.where(passing[positions], np.minimum(1.0, np.maximum(0.0, cosine)), 0.0)
+    clipped = np.minimum(1.0, np.maximum(0.0, cosine))
+    if len(unvectored):  # only those kept by keywords score 0 on cosine
+        clipped = np.where(passing[positions], clipped, 0.0)
     relevance = np.minimum(1.0, (1 - weight) * clipped + weight * shares)
     sure = confident(found, best, weight_of_query, policy)
     return Screened(positions, relevance, below, False, not sure)

@@ -25,7 +25,7 @@ from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import Deduplicated, deduplicate
 from cairn.recall.expansion import threads
-from cairn.recall.index.layout import hours, layout, whole
+from cairn.recall.index.layout import hours, layout, view_of, whole
 from cairn.recall.index.scoring import (
     Cosines,
     Screened,
@@ -93,7 +93,7 @@ def search(
     many rows are ranked first (at least one; any size gives the same answer). ``where``
     narrows the view before anything is scored, as the scan narrows the heads it reads."""
     if query.namespace_prefix or query.strategy is not None:
-        view = snapshot.view(query.namespace_prefix, query.strategy)
+        view = view_of(snapshot, query.namespace_prefix, query.strategy)
     else:
         view = layout(snapshot).everything
     if where is not None:
@@ -271,9 +271,10 @@ def _shortlist(
     size = min(len(positions), max(first, min(first, _PER_ENTRY) * query.top_k))
     ranked: list[Ranked] = []
     taken = np.zeros(len(positions), dtype=bool)  # rows ranked so far
+    lowest_first = -bound
     while True:
         if size < len(positions):  # the ``size`` best bounds, in O(rows), not a sort
-            chosen = np.argpartition(-bound, size - 1)[:size]
+            chosen = np.argpartition(lowest_first, size - 1)[:size]
             fresh = chosen[~taken[chosen]]
         else:
             fresh = np.flatnonzero(~taken)
