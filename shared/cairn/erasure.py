@@ -10,7 +10,9 @@ DeleteMemory (for each actor) run, so the two can never disagree on what an eras
 7. the history pyramid's chunks (summaries of the events), after the events, so a rollup that
    raced the erase finds no turns left to summarise;
 8. the links between its records and their access counts (``cairn.links``), after the
-   records, so a link job that raced the erase finds no live record left to link.
+   records, so a link job that raced the erase finds no live record left to link;
+9. what the background jobs noted for the actor (``JobLog.erase_markers``: cursors and
+   digests, no content), last, so a job that raced the erase starts afresh.
 
 ``erase_session(stores, scope, session_id)`` does the same for one conversation: its chunks,
 its events, then its chunks once more (a rollup that read the turns before they went).
@@ -39,6 +41,7 @@ class ActorErased(Frozen):
     chunks: int = 0
     links: int = 0
     access_counts: int = 0
+    job_markers: int = 0
 
 
 class SessionErased(Frozen):
@@ -59,6 +62,7 @@ def erase_actor(stores: Stores, scope: Scope, *, staging: StagingStore | None) -
     chunks = stores.chunks.erase_scope(scope) if stores.chunks is not None else 0
     links = stores.links.erase_scope(scope) if stores.links is not None else 0
     counted = stores.access.erase_scope(scope) if stores.access is not None else 0
+    markers = stores.jobs.erase_markers(scope) if stores.jobs is not None else 0
     return ActorErased(
         records=records,
         events=events,
@@ -69,6 +73,7 @@ def erase_actor(stores: Stores, scope: Scope, *, staging: StagingStore | None) -
         chunks=chunks,
         links=links,
         access_counts=counted,
+        job_markers=markers,
     )
 
 

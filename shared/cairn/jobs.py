@@ -96,9 +96,25 @@ def job_run_id(started_at: UtcDatetime, suffix: str) -> str:
 
 
 MAX_RUNS_LISTED = 100
+MAX_MARKER_KEY_CHARS = 128
+MAX_MARKER_CHARS = 256
 
 
 def check_runs_limit(limit: int) -> None:
     """Refuse a run-log page outside ``1..MAX_RUNS_LISTED``."""
     if not 1 <= limit <= MAX_RUNS_LISTED:
         raise InvalidInputError(f"limit must be between 1 and {MAX_RUNS_LISTED}, got {limit}")
+
+
+def check_marker(key: str, value: str) -> None:
+    """Refuse a job marker whose key or value is too long (``JobLog.set_marker``)."""
+    if len(key) > MAX_MARKER_KEY_CHARS:
+        raise InvalidInputError(
+            f"a job marker's key has {len(key)} characters, over {MAX_MARKER_KEY_CHARS}; "
+            "key it by an id"
+        )
+    if not 1 <= len(value) <= MAX_MARKER_CHARS:
+        raise InvalidInputError(
+            f"a job marker holds 1 to {MAX_MARKER_CHARS} characters, got {len(value)}; note a "
+            "cursor, a generation or a digest, never content"
+        )

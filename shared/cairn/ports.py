@@ -750,6 +750,20 @@ class JobLog(Protocol):
 
     def runs(self, memory_id: str, job: JobName, *, limit: int = 10) -> tuple[JobRun, ...]:
         """The job's runs over the memory, newest first, at most ``limit`` (1 to 100)."""
+        ...
+
+    def marker(self, scope: Scope, job: JobName, key: str = "") -> str | None:
+        """What ``job`` last noted under ``key`` for ``scope`` (a cursor, the generation it
+        finished at, a digest of what it last saw; never content); ``None`` if nothing."""
+        ...
+
+    def set_marker(self, scope: Scope, job: JobName, value: str, key: str = "") -> None:
+        """Note ``value`` under ``key``, replacing what was noted (``cairn.jobs.check_marker``:
+        ``InvalidInputError`` for a key or value too long, and nothing noted)."""
+        ...
+
+    def erase_markers(self, scope: Scope) -> int:
+        """Forget every marker of ``scope`` (the actor's erasure); returns how many went."""
 
 
 class QuarantineList(Protocol):

@@ -1,10 +1,11 @@
-"""``JobLog`` in process memory: switches and runs by memory, guarded by the backend's lock."""
+"""``JobLog`` in process memory: switches, runs and markers, guarded by the backend's lock."""
 
 from __future__ import annotations
 
 import threading
 
-from cairn.jobs import JobName, JobRun, JobSwitches, check_runs_limit
+from cairn.jobs import JobName, JobRun, JobSwitches, check_marker, check_runs_limit
+from cairn.models import Scope
 
 
 class InMemoryJobLog:
@@ -12,6 +13,7 @@ class InMemoryJobLog:
         self._lock = lock
         self._switches: dict[str, JobSwitches] = {}
         self._runs: dict[tuple[str, JobName], dict[str, JobRun]] = {}
+        self._markers: dict[Scope, dict[tuple[JobName, str], str]] = {}
 
     def switches(self, memory_id: str) -> JobSwitches:
         with self._lock:
@@ -30,3 +32,16 @@ class InMemoryJobLog:
         with self._lock:
             runs = self._runs.get((memory_id, job), {})
             return tuple(runs[rid] for rid in sorted(runs, reverse=True)[:limit])
+
+    def marker(self, scope: Scope, job: JobName, key: str = "") -> str | None:
+        with self._lock:
+            return self._markers.get(scope, {}).get((job, key))
+
+    def set_marker(self, scope: Scope, job: JobName, value: str, key: str = "") -> None:
+        check_marker(key, value)
+        with self._lock:
+            self._markers.setdefault(scope, {})[(job, key)] = value
+
+    def erase_markers(self, scope: Scope) -> int:
+        with self._lock:
+            return len(self._markers.pop(scope, {}))

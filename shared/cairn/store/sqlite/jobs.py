@@ -1,8 +1,9 @@
-"""``JobLog`` on SQLite: one row per memory's switches, one per run."""
+"""``JobLog`` on SQLite: one row per memory's switches, one per run, one per marker."""
 
 from __future__ import annotations
 
-from cairn.jobs import JobName, JobRun, JobSwitches, check_runs_limit
+from cairn.jobs import JobName, JobRun, JobSwitches, check_marker, check_runs_limit
+from cairn.models import Scope
 from cairn.store.sqlite.connection import SQLiteDatabase
 
 
@@ -45,3 +46,29 @@ class SQLiteJobLog:
                 (memory_id, job.value, limit),
             ).fetchall()
         return tuple(JobRun.model_validate_json(data) for (data,) in rows)
+
+    def marker(self, scope: Scope, job: JobName, key: str = "") -> str | None:
+        with self._db.transaction(write=False) as conn:
+            row = conn.execute(
+                "SELECT value FROM job_markers WHERE memory_id = ? AND actor_id = ? AND job = ?"
+                " AND key = ?",
+                (scope.memory_id, scope.actor_id, job.value, key),
+            ).fetchone()
+        return str(row[0]) if row is not None else None
+
+    def set_marker(self, scope: Scope, job: JobName, value: str, key: str = "") -> None:
+        check_marker(key, value)
+        with self._db.transaction(write=True) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO job_markers (memory_id, actor_id, job, key, value)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (scope.memory_id, scope.actor_id, job.value, key, value),
+            )
+
+    def erase_markers(self, scope: Scope) -> int:
+        with self._db.transaction(write=True) as conn:
+            gone = conn.execute(
+                "DELETE FROM job_markers WHERE memory_id = ? AND actor_id = ?",
+                (scope.memory_id, scope.actor_id),
+            ).rowcount
+        return int(gone)
