@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 
 from cairn.ids import new_record_id
 from cairn.models import (
+    MAX_CONTEXT_CHARS,
     Edge,
     EmbedderId,
     Frozen,
@@ -62,6 +63,7 @@ class RecordPatch(Frozen):
 
     content: Annotated[str, Field(min_length=1, max_length=16_000)] | None = None
     body: str | None = None
+    context: Annotated[str, Field(min_length=1, max_length=MAX_CONTEXT_CHARS)] | None = None
     category: Slug | None = None
     confidence: Unit | None = None
     importance: Unit | None = None

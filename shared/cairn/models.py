@@ -29,6 +29,9 @@ SLUG_PATTERN = r"^[a-z0-9][a-z0-9_\-]*$"
 
 MAX_CONTENT_CHARS = 16_000
 MAX_BODY_CHARS = 64_000
+# A record's context line: what it bears on among the records linked to it (evolution writes
+# it, cairn.history.evolution); one sentence, never the record's statement.
+MAX_CONTEXT_CHARS = 300
 
 
 def _utc(value: datetime) -> datetime:
@@ -192,6 +195,7 @@ class RecordFields(Frozen):
     category: Slug = "fact"
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     body: str | None = Field(default=None, max_length=MAX_BODY_CHARS)
+    context: str | None = Field(default=None, min_length=1, max_length=MAX_CONTEXT_CHARS)
     confidence: Unit = 0.7
     importance: Unit = 0.5
     tags: tuple[Label, ...] = ()

@@ -338,6 +338,7 @@ def tombstone(version: RecordVersion) -> RecordVersion:
     data.update(
         content=ERASED_CONTENT,
         body=None,
+        context=None,
         tags=(),
         entities=(),
         keywords=(),
