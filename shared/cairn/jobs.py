@@ -50,9 +50,9 @@ JOB_SUMMARIES: dict[JobName, str] = {
     JobName.DECAY: "measure each record's salience, halving per idle half-life (30 days) since "
     "it was last shown or confirmed; kept beside the records, deleting nothing, not yet read by "
     "recall",
-    JobName.EVOLUTION: "add to a record the tags its linked neighbours carry, as a new version "
-    "whose sources include theirs and the links' (trust only falls), only where every such "
-    "source may change it; never its content",
+    JobName.EVOLUTION: "refresh a record's context line and tags from its linked neighbours, "
+    "through the model, as a new version whose sources include theirs, the links' and the "
+    "model's (trust only falls), only where every such source may change it; never its content",
     JobName.REFLECTION: "synthesise one insight per cluster of never-recalled records, through "
     "the model, as an untrusted record of its own citing and linked to them (revised when they "
     "change, retracted when one is no longer live); flag nearby records the model says "

@@ -30,6 +30,7 @@ from cairn.extract.prompts import (
 )
 from cairn.extract.reflections import REFLECTION_SCHEMA
 from cairn.history.contradiction_prompts import CONTRADICTION_SCHEMA_NAME
+from cairn.history.evolution_prompts import EVOLUTION_SCHEMA_NAME
 from cairn.history.link_prompts import LINK_SCHEMA_NAME
 from cairn.history.prompts import ROLLUP_SCHEMA_NAME
 from cairn.history.reflection_prompts import REFLECTION_SCHEMA_NAME as RECORD_REFLECTION_SCHEMA
@@ -192,4 +193,5 @@ def test_the_offline_model_answers_every_feature_s_schema() -> None:
         LINK_SCHEMA_NAME,
         RECORD_REFLECTION_SCHEMA,
         CONTRADICTION_SCHEMA_NAME,
+        EVOLUTION_SCHEMA_NAME,
     }

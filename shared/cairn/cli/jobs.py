@@ -83,12 +83,12 @@ def _run(job: JobName, stores: Stores, memory_id: str, clock: SystemClock) -> Jo
         from cairn.history.decay import run_decay_job
 
         return run_decay_job(stores, memory_id, clock=clock)
+    from cairn.local import offline_model
+
     if job is JobName.EVOLUTION:
         from cairn.history.evolution import run_evolution_job
 
-        return run_evolution_job(stores, memory_id, clock=clock)
-    from cairn.local import offline_model
-
+        return run_evolution_job(stores, offline_model(), memory_id, clock=clock)
     if job is JobName.LINK:
         from cairn.embed.onnx import OnnxEmbedder
         from cairn.history.linking import run_link_job

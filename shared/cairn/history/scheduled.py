@@ -41,7 +41,7 @@ def run_scheduled_jobs(
     (over the counts just made), then decay, over ``memory_id``; their five runs."""
     counted = run_access_job(stores, memory_id, clock=clock)
     linked = run_link_job(stores, model, memory_id, embedder=embedder, clock=clock)
-    evolved = run_evolution_job(stores, memory_id, clock=clock)
+    evolved = run_evolution_job(stores, model, memory_id, clock=clock)
     reflected = run_reflection_job(
         stores, model, memory_id, embedder=embed_with, clock=clock, until=until
     )
