@@ -4,10 +4,18 @@
 (``cairn.jobs.JobSwitches``; the rollup is on unless switched off), rolls up every session of
 every actor that has events (``cairn.history.rollup.roll_up_scope``) and records one
 ``JobRun``: how many actors it visited, how many chunks it wrote, and why any session stopped
-early (the reasons, counted, never with content or ids). A run that is switched off, or whose
-stores keep no pyramid, is recorded as ``skipped`` with the reason. The embedded host runs it
-with ``cairn jobs run rollup``; on AWS the scheduled jobs function (``functions/jobs``) calls
-it with a time limit (``until``) inside its own.
+early (the reasons, counted, never with content or ids).
+
+An actor whose history did not change is skipped, named in the reasons (the outcome stays
+``done``): when a pass over its sessions stops for no reason, the scope's history generation
+read before it (``Stores.history_generations``) is noted in the job log
+(``JobLog.set_marker``), and the next run skips the scope while the generation is that one
+(one point read instead of a Query per session); any append, deletion or chunk write moves
+it, and so does a chunk the pass wrote itself (the next run looks once more).
+
+A run that is switched off, or whose stores keep no pyramid, is recorded as ``skipped`` with
+the reason. The embedded host runs it with ``cairn jobs run rollup``; on AWS the scheduled
+jobs function (``functions/jobs``) calls it with a time limit (``until``) inside its own.
 """
 
 from __future__ import annotations
@@ -20,6 +28,9 @@ from cairn.history.rollup import DEFAULT_MAX_CALLS, roll_up_scope
 from cairn.jobs import MAX_REASONS, JobName, JobRun, job_run_id
 from cairn.models import Scope
 from cairn.ports import MAX_PAGE_SIZE, Clock, ModelProvider, Stores
+
+# Why an actor was not visited: nothing it holds changed since a run left nothing to do.
+UNCHANGED = "no turn or chunk changed since a run left nothing to roll up"
 
 
 def run_rollup_job(
@@ -48,11 +59,16 @@ def run_rollup_job(
         )
     else:
         assert stores.chunks is not None  # checked by _why_not
-        actors = changed = 0
+        actors = changed = unchanged = 0
         reasons: Counter[str] = Counter()
         for actor_id in _actors(stores, memory_id):
             actors += 1
             scope = Scope(memory_id=memory_id, actor_id=actor_id)
+            generation = _generation(stores, scope)
+            if generation is not None and _noted(stores, scope) == generation:
+                unchanged += 1
+                continue
+            wrote, stopped = 0, 0
             for report in roll_up_scope(
                 stores.events,
                 stores.chunks,
@@ -62,9 +78,21 @@ def run_rollup_job(
                 max_calls=max_calls,
                 until=until,
             ):
-                changed += report.chunks
+                wrote += report.chunks
                 if report.skipped is not None:
                     reasons[report.skipped] += 1
+                    stopped += 1
+            changed += wrote
+            if generation is not None and stores.jobs is not None and not stopped:
+                # Nothing was left to roll up as of ``generation`` (read before the pass), so
+                # the scope is skipped until it moves. A pass that wrote chunks moved it
+                # itself: the next run looks once more, and notes the generation then.
+                stores.jobs.set_marker(scope, JobName.ROLLUP, generation)
+        listed = [
+            f"{count} session(s): {why}"[:300] for why, count in reasons.most_common(MAX_REASONS)
+        ]
+        if unchanged:
+            listed.append(f"{unchanged} actor(s) skipped: {UNCHANGED}")
         run = JobRun(
             memory_id=memory_id,
             job=JobName.ROLLUP,
@@ -74,10 +102,7 @@ def run_rollup_job(
             outcome="partial" if reasons else "done",
             actors=actors,
             changed=changed,
-            reasons=tuple(
-                f"{count} session(s): {why}"[:300]
-                for why, count in reasons.most_common(MAX_REASONS)
-            ),
+            reasons=tuple(listed[:MAX_REASONS]),
         )
     if stores.jobs is not None:
         stores.jobs.record_run(run)
@@ -90,6 +115,18 @@ def _why_not(stores: Stores, memory_id: str) -> str | None:
     if stores.jobs is not None and not stores.jobs.switches(memory_id).is_on(JobName.ROLLUP):
         return "the rollup is switched off for this memory"
     return None
+
+
+def _generation(stores: Stores, scope: Scope) -> str | None:
+    """The scope's history generation as a marker, ``None`` when the stores keep none."""
+    if stores.history_generations is None or stores.jobs is None:
+        return None
+    return str(stores.history_generations.generation(scope))
+
+
+def _noted(stores: Stores, scope: Scope) -> str | None:
+    assert stores.jobs is not None
+    return stores.jobs.marker(scope, JobName.ROLLUP)
 
 
 def _actors(stores: Stores, memory_id: str) -> list[str]:

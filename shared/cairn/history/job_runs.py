@@ -28,6 +28,9 @@ class RunTally:
     actors: int = 0
     changed: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
+    # Why something was passed over by design (a scope unchanged since the last run): listed
+    # with the reasons, but not a stop, so the run stays ``done``.
+    notes: Counter[str] = field(default_factory=Counter)
 
     def scopes(
         self, stores: Stores, memory_id: str, exhausted: Callable[[], bool]
@@ -49,9 +52,8 @@ class RunTally:
             outcome, reasons = "skipped", (skipped,)
         else:
             outcome = "partial" if self.reasons else "done"
-            reasons = tuple(
-                f"{count}× {why}"[:300] for why, count in self.reasons.most_common(MAX_REASONS)
-            )
+            listed = [*self.reasons.most_common(), *self.notes.most_common()][:MAX_REASONS]
+            reasons = tuple(f"{count}× {why}"[:300] for why, count in listed)
         run = JobRun(
             memory_id=self.memory_id,
             job=self.job,
