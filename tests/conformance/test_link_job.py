@@ -144,3 +144,72 @@ def test_a_kind_outside_the_vocabulary_is_never_stored(stores: Stores, clock: Fi
     assert stores.links.links_of(SCOPE, bees.record_id) == ()
     assert (run.outcome, run.changed) == ("partial", 0)
     assert run.reasons == ("1× proposal(s) dropped: a kind outside the vocabulary or no such pair",)
+
+
+def asked_pairs(model: ScriptedModel) -> list[frozenset[str]]:
+    """Every pair the model was asked about, by the two records' content."""
+    return [
+        frozenset((pair["a"]["content"], pair["b"]["content"]))
+        for request in model.requests
+        for pair in json.loads(request.messages[0].text)["pairs"]
+    ]
+
+
+def declines(count: int) -> ScriptedModel:
+    return ScriptedModel([json.dumps({"links": []})] * count)
+
+
+def test_a_scope_with_nothing_written_since_the_last_run_is_skipped_and_says_so(
+    stores: Stores, clock: FixedClock
+) -> None:
+    three(stores)
+    first = declines(1)
+    run_link_job(stores, first, "m1", embedder=EMBEDDER, clock=clock)
+    model = ScriptedModel()
+
+    again = run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert asked_pairs(first) == [frozenset({"I keep bees", "The hive is by the fence"})]
+    assert model.requests == []  # the declined pair is not asked again either
+    assert (again.outcome, again.actors, again.changed) == ("done", 1, 0)
+    assert again.reasons == ("1× actor(s) skipped: no record written since the last run",)
+
+
+def test_only_records_written_since_the_cursor_are_paired_against_the_whole_scope(
+    stores: Stores, clock: FixedClock
+) -> None:
+    three(stores)
+    run_link_job(stores, declines(1), "m1", embedder=EMBEDDER, clock=clock)
+    remember(stores, "Bees like clover", (0.97, 0.05, 0.0, 0.0), ("bees",))
+    remember(stores, "The car needs oil", (0.0, 0.1, 0.95, 0.0), ("car",))
+    model = declines(1)
+
+    run = run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert set(asked_pairs(model)) == {
+        frozenset({"Bees like clover", "I keep bees"}),
+        frozenset({"Bees like clover", "The hive is by the fence"}),
+        frozenset({"The car needs oil", "My car is red"}),
+    }  # never bees with the hive again: neither was written since
+    assert (run.outcome, run.changed) == ("done", 0)
+
+
+def test_a_bounded_run_moves_the_cursor_only_past_what_it_asked(
+    stores: Stores, clock: FixedClock
+) -> None:
+    for i in range(12):
+        remember(stores, f"Bee fact {i}", (1.0, 0.02 * i, 0.0, 0.0), ("bees",))
+    first, second, third = declines(1), declines(8), ScriptedModel()
+
+    bounded = run_link_job(stores, first, "m1", embedder=EMBEDDER, clock=clock, max_calls=1)
+    rest = run_link_job(stores, second, "m1", embedder=EMBEDDER, clock=clock)
+    run_link_job(stores, third, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert bounded.outcome == "partial"
+    assert "1× pair(s) left for the next run: the run's bound was reached" in bounded.reasons
+    assert len(asked_pairs(first)) == 8
+    asked, rest_asked = set(asked_pairs(first)), set(asked_pairs(second))
+    assert rest_asked - asked  # the rest of the scope's pairs, in the next run
+    # Asked again: at most the pairs the record at the cut had in the first run's batch.
+    assert len(asked & rest_asked) <= 2
+    assert (rest.outcome, third.requests) == ("done", [])

@@ -1,7 +1,7 @@
 """The reflection job's contradictions: nearby pairs the model says cannot both hold, marked.
 
 The pairs are a scope's live heads, reflections left out, each among the other's nearest
-neighbours by cosine at least ``CONTRADICTION_FLOOR`` (``cairn.history.linking.nearby``), a
+neighbours by cosine at least ``CONTRADICTION_FLOOR`` (``cairn.history.link_pairs.nearby``), a
 pair already marked left out. The model is asked ``MAX_PAIRS_PER_CALL`` pairs a call
 (``cairn.history.contradiction_prompts``). A flagged pair is marked as consolidation marks an
 undecided contradiction (``cairn.consolidate.contradictions.mark_contested``, a layer above
@@ -21,8 +21,8 @@ from cairn.changes import Change, RecordPatch, Revise
 from cairn.errors import CairnError
 from cairn.history.contradiction_prompts import contradiction_request, read_contradictions
 from cairn.history.job_runs import RunTally
+from cairn.history.link_pairs import nearby
 from cairn.history.link_prompts import MAX_PAIRS_PER_CALL, LinkPair, end_of
-from cairn.history.linking import nearby
 from cairn.history.synthesis import ReflectionBudget
 from cairn.models import Edge, EdgeKind, RecordVersion, Scope
 from cairn.ports import IndexRow, ModelProvider, Stores

@@ -1,12 +1,20 @@
 """Link generation: typed links between nearby records, proposed through the model port.
 
 ``run_link_job(stores, model, memory_id, embedder=..., clock=...)`` visits every actor of the
-memory holding records. For each, it reads the live heads with their vectors in ``embedder``'s
-space (``cairn.recall.index.embedded.read_rows``, the recall index's own read), pairs each
-record with its nearest neighbours by cosine (at least ``floor``), drops pairs already linked,
-and asks the model, ``MAX_PAIRS_PER_CALL`` pairs a call (``cairn.history.link_prompts``), which
-of them a kind from the vocabulary justifies. Each answer becomes a ``Link`` in
-``stores.links``, sourced ``model`` with the run's id: untrusted, and neither record changes.
+memory holding records. For each, it reads the records written since its cursor (the scope's
+change feed past the sequence noted in the job log, ``JobLog.marker``;
+``cairn.history.link_pairs``) and pairs each, through the recall index's snapshot of the
+scope in ``embedder``'s space (``EmbeddedRecallIndex.snapshot``), with its nearest neighbours
+by cosine (at least ``floor``): the new records against the scope, never all pairs. It drops
+pairs already linked and asks the model, ``MAX_PAIRS_PER_CALL`` pairs a call
+(``cairn.history.link_prompts``), which of them a kind from the vocabulary justifies. Each
+answer becomes a ``Link`` in ``stores.links``, sourced ``model`` with the run's id: untrusted,
+and neither record changes.
+
+The cursor moves, after the run's calls, to the last record all of whose pairs were asked
+(every record before it too), so a scope where nothing was written since is skipped (named in
+the run log, the outcome stays ``done``) and a declined pair is not asked again. Stores with no
+change feed or job log pair every head each run.
 
 Bounded per run: at most ``max_calls`` model calls and ``max_links`` new links over the whole
 memory. The run log says how many links were made and, counted, why anything was dropped (a
@@ -15,10 +23,12 @@ kind outside the vocabulary, a record erased meanwhile, a failed call); never co
 
 from __future__ import annotations
 
-import numpy as np
+from bisect import bisect_left
+from collections.abc import Iterable
 
 from cairn.errors import CairnError, RecordNotFoundError
 from cairn.history.job_runs import RunTally, start_run, switched_off
+from cairn.history.link_pairs import Pair, Written, nearest, written_since
 from cairn.history.link_prompts import (
     MAX_PAIRS_PER_CALL,
     LinkEnd,
@@ -30,15 +40,18 @@ from cairn.history.link_prompts import (
 from cairn.jobs import JobName, JobRun
 from cairn.links import Link
 from cairn.models import EmbedderId, Scope, Source, SourceKind
-from cairn.ports import Clock, IndexRow, ModelProvider, Stores
+from cairn.ports import Clock, ModelProvider, Stores
+from cairn.recall.index.embedded import EmbeddedRecallIndex
 from cairn.recall.index.rows import bulk_reads, read_rows
+from cairn.recall.index.shared import index_of
+from cairn.recall.index.snapshot import Snapshot, build_snapshot
 
 DEFAULT_MAX_CALLS = 8
 DEFAULT_MAX_LINKS = 50
-NEIGHBOURS = 3  # per record
 # Below this cosine two records are not "nearby" (recall's own floor is 0.3; a link claims more).
 LINK_FLOOR = 0.5
-_BLOCK = 256  # rows per similarity block: 256 x N floats at a time, never N x N
+UNCHANGED = "actor(s) skipped: no record written since the last run"
+LEFT = "pair(s) left for the next run: the run's bound was reached"
 
 
 def run_link_job(
@@ -64,9 +77,7 @@ def run_link_job(
     assert embedder is not None
     budget = _Budget(max_calls, max_links)
     for scope in tally.scopes(stores, memory_id, budget.spent):
-        rows = read_rows(stores.records, scope, embedder, bulk=bulk_reads(stores.records))
-        pairs = _unlinked(stores, scope, nearby(rows, floor))
-        _propose(stores, model, scope, pairs, tally, budget, clock)
+        _link_scope(stores, _Linker(stores, model, scope, tally, budget, clock), embedder, floor)
     return tally.finish(stores, clock)
 
 
@@ -78,104 +89,139 @@ class _Budget:
         return self.calls <= 0 or self.links <= 0
 
 
-def nearby(rows: list[IndexRow], floor: float) -> list[tuple[IndexRow, IndexRow, float]]:
-    """Pairs of rows each among the other's ``NEIGHBOURS`` nearest by cosine (at least
-    ``floor``), each pair once (lower record id first), nearest first."""
-    with_vectors = [r for r in rows if r.vector is not None]
-    if len(with_vectors) < 2:
-        return []
-    stacked = np.stack([r.vector for r in with_vectors if r.vector is not None])
-    norms = np.linalg.norm(stacked, axis=1, keepdims=True)
-    matrix = (stacked / np.where(norms == 0, 1.0, norms)).astype(np.float32)
-    found: dict[tuple[int, int], float] = {}
-    for start in range(0, len(with_vectors), _BLOCK):
-        sims = matrix[start : start + _BLOCK] @ matrix.T
-        block = np.arange(len(sims))
-        sims[block, start + block] = -2.0  # never a record's own neighbour
-        k = min(NEIGHBOURS, len(with_vectors) - 1)
-        nearest = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # the k best, unordered
-        for offset, row in enumerate(nearest):
-            i = start + offset
-            for j in row:
-                cos = float(sims[offset, j])
-                if cos >= floor:
-                    found.setdefault((min(i, int(j)), max(i, int(j))), cos)
-    ordered = sorted(found.items(), key=lambda item: (-item[1], item[0]))
-    return [(with_vectors[i], with_vectors[j], cos) for (i, j), cos in ordered]
+def _link_scope(stores: Stores, linker: _Linker, embedder: EmbedderId, floor: float) -> None:
+    scope = linker.scope
+    if stores.changes is None or stores.jobs is None:  # no cursor: every head is new each run
+        snapshot = _snapshot(stores, scope, embedder)
+        linker.ask(nearest(snapshot, [Written(0, r) for r in snapshot.record_ids], floor))
+        return
+    after = int(stores.jobs.marker(scope, JobName.LINK) or 0)
+    written, upto = written_since(stores.changes, scope, after)
+    if upto == after:
+        linker.tally.notes[UNCHANGED] += 1
+        return
+    snapshot = _snapshot(stores, scope, embedder)
+    reached = linker.ask(nearest(snapshot, written, floor))
+    moved = upto if reached is None else reached
+    if moved > after:
+        stores.jobs.set_marker(scope, JobName.LINK, str(moved))
 
 
-def _unlinked(
-    stores: Stores, scope: Scope, pairs: list[tuple[IndexRow, IndexRow, float]]
-) -> list[tuple[IndexRow, IndexRow, float]]:
-    assert stores.links is not None
-    linked: dict[str, set[str]] = {}
-    kept = []
-    for a, b, cos in pairs:
-        if a.record_id not in linked:
-            linked[a.record_id] = {
+def _before(sequences: list[int], first_left: int) -> int:
+    """The last of ``sequences`` (ascending) below ``first_left``; 0 when none is."""
+    i = bisect_left(sequences, first_left)
+    return sequences[i - 1] if i > 0 else 0
+
+
+def _snapshot(stores: Stores, scope: Scope, embedder: EmbedderId) -> Snapshot:
+    """The recall index's snapshot of the scope (the process's kept one where there is one)."""
+    index = index_of(stores)
+    if isinstance(index, EmbeddedRecallIndex):
+        return index.snapshot(scope, embedder)
+    rows = read_rows(stores.records, scope, embedder, bulk=bulk_reads(stores.records))
+    return build_snapshot(rows, embedder)
+
+
+class _Linker:
+    """Asks the model about a scope's pairs, in batches, within the run's budget."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        model: ModelProvider,
+        scope: Scope,
+        tally: RunTally,
+        budget: _Budget,
+        clock: Clock,
+    ) -> None:
+        self.stores, self.model, self.scope = stores, model, scope
+        self.tally, self.budget, self.clock = tally, budget, clock
+        self.source = Source(kind=SourceKind.MODEL, run_id=tally.run_id)
+
+    def ask(self, written: Iterable[Written]) -> int | None:
+        """Ask about every unlinked pair of ``written`` (in sequence order), 8 a call;
+        ``None`` when every pair was asked, else the sequence of the last record all of whose
+        pairs (and every earlier record's) were asked before the run stopped (0: none)."""
+        pending: list[tuple[int, Pair]] = []
+        taken: list[int] = []  # sequences of the records whose pairs are pending or asked
+        for record in written:
+            if self.budget.spent():
+                self.tally.reasons[LEFT] += 1
+                return _before(taken, pending[0][0] if pending else record.sequence + 1)
+            pending += [(record.sequence, pair) for pair in self._unlinked(record.pairs)]
+            taken.append(record.sequence)
+            while len(pending) >= MAX_PAIRS_PER_CALL:
+                if not self._send([pair for _, pair in pending[:MAX_PAIRS_PER_CALL]]):
+                    return _before(taken, pending[0][0])
+                pending = pending[MAX_PAIRS_PER_CALL:]
+        if pending and not self._send([pair for _, pair in pending]):
+            return _before(taken, pending[0][0])
+        return None
+
+    def _send(self, batch: list[Pair]) -> bool:
+        if self.budget.spent():
+            self.tally.reasons[LEFT] += 1
+            return False
+        return self._propose(batch)
+
+    def _unlinked(self, pairs: tuple[Pair, ...]) -> list[Pair]:
+        assert self.stores.links is not None
+        kept = []
+        for pair in pairs:
+            linked = {
                 other
-                for link in stores.links.links_of(scope, a.record_id)
+                for link in self.stores.links.links_of(self.scope, pair.a)
                 for other in (link.from_id, link.to_id)
             }
-        if b.record_id not in linked[a.record_id]:
-            kept.append((a, b, cos))
-    return kept
+            if pair.b not in linked:
+                kept.append(pair)
+        return kept
 
-
-def _propose(
-    stores: Stores,
-    model: ModelProvider,
-    scope: Scope,
-    pairs: list[tuple[IndexRow, IndexRow, float]],
-    tally: RunTally,
-    budget: _Budget,
-    clock: Clock,
-) -> None:
-    assert stores.links is not None
-    source = Source(kind=SourceKind.MODEL, run_id=tally.run_id)
-    for start in range(0, len(pairs), MAX_PAIRS_PER_CALL):
-        if budget.spent():
-            tally.reasons["pair(s) left for the next run: the run's bound was reached"] += 1
-            return
-        batch = pairs[start : start + MAX_PAIRS_PER_CALL]
-        document = tuple(
-            LinkPair(n=n, a=_end(a), b=_end(b), cosine=round(cos, 3))
-            for n, (a, b, cos) in enumerate(batch, 1)
-        )
-        budget.calls -= 1
+    def _propose(self, batch: list[Pair]) -> bool:
+        """Ask about ``batch`` and store the links answered; whether it was asked whole (the
+        call answered and every link it proposed was stored or refused by the store)."""
+        assert self.stores.links is not None
+        self.budget.calls -= 1
         try:
-            proposals, dropped = read_links(model.complete(link_request(document)).text, len(batch))
-        except CairnError as exc:
-            tally.reasons[f"model call failed ({type(exc).__name__})"] += 1
-            continue
-        if dropped:
-            tally.reasons["proposal(s) dropped: a kind outside the vocabulary or no such pair"] += (
-                dropped
+            document = tuple(
+                LinkPair(n=n, a=self._end(p.a), b=self._end(p.b), cosine=round(p.cosine, 3))
+                for n, p in enumerate(batch, 1)
             )
+            answer = self.model.complete(link_request(document)).text
+            proposals, dropped = read_links(answer, len(batch))
+        except CairnError as exc:
+            self.tally.reasons[f"model call failed ({type(exc).__name__})"] += 1
+            return False
+        if dropped:
+            self.tally.reasons[
+                "proposal(s) dropped: a kind outside the vocabulary or no such pair"
+            ] += dropped
         for n, kind in proposals:
-            if budget.links <= 0:
-                tally.reasons["link(s) left for the next run: the run's bound was reached"] += 1
-                break
-            a, b, _ = batch[n - 1]
+            if self.budget.links <= 0:
+                self.tally.reasons[
+                    "link(s) left for the next run: the run's bound was reached"
+                ] += 1
+                return False
+            pair = batch[n - 1]
             link = Link(
-                memory_id=scope.memory_id,
-                actor_id=scope.actor_id,
-                from_id=a.record_id,
+                memory_id=self.scope.memory_id,
+                actor_id=self.scope.actor_id,
+                from_id=pair.a,
                 kind=kind,
-                to_id=b.record_id,
-                sources=(source,),
-                created_at=clock.now(),
+                to_id=pair.b,
+                sources=(self.source,),
+                created_at=self.clock.now(),
             )
             try:
-                stored = stores.links.put(scope, link)
+                stored = self.stores.links.put(self.scope, link)
             except RecordNotFoundError:
-                tally.reasons["record(s) erased or gone before their link was stored"] += 1
+                self.tally.reasons["record(s) erased or gone before their link was stored"] += 1
                 continue
             if stored == link:
-                tally.changed += 1
-                budget.links -= 1
+                self.tally.changed += 1
+                self.budget.links -= 1
+        return True
 
-
-def _end(row: IndexRow) -> LinkEnd:
-    version = row.load()
-    return end_of(version.content, tuple(version.entities))
+    def _end(self, record_id: str) -> LinkEnd:
+        version = self.stores.records.get(self.scope, record_id)
+        return end_of(version.content, tuple(version.entities))

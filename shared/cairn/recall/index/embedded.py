@@ -184,6 +184,12 @@ class EmbeddedRecallIndex:
         with self._lock:
             return tuple(self._cache)
 
+    def snapshot(self, scope: Scope, embedder: EmbedderId | None) -> Snapshot:
+        """The scope's current snapshot in ``embedder``'s space, as ``search`` would use it
+        (kept, or rebuilt when the scope's generation moved): for a reader of the whole index,
+        such as the link job pairing new records against the scope."""
+        return self._current(scope, embedder)[0]
+
     def search(
         self,
         scope: Scope,

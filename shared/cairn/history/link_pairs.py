@@ -1,0 +1,138 @@
+"""Which records the link job pairs: records written since its cursor, each with its nearest.
+
+``written_since(changes, scope, after)`` reads the scope's change feed past the link job's
+cursor (``JobLog.marker``) and returns each record created or revised since, once, at its
+last sequence, and the last sequence read. ``nearest(snapshot, record_ids, floor)`` pairs each
+of those records, through the recall index's snapshot of the scope (its unit matrix), with its
+``NEIGHBOURS`` nearest other live heads by cosine (at least ``floor``): the new records against
+the scope, ``len(new) x N`` products, never all pairs. A pair is named once (lower record id
+first), in the group of the first new record that found it.
+
+``nearby(rows, floor)`` is the whole-scope product the link job no longer runs (every row
+against every row, in blocks): the reflection job pairs nearby records with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn.models import Scope
+from cairn.ports import IndexRow, RecordChangeFeed
+from cairn.recall.index.snapshot import Snapshot
+
+NEIGHBOURS = 3  # per record
+MAX_CHANGES_READ = 10_000  # per scope a run: the rest waits for the next run
+_PAGE = 1000
+_BLOCK = 256  # new records per product: 256 x N floats at a time, never N x N
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    a: str  # the lower record id
+    b: str
+    cosine: float
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A record written since the cursor, at its last sequence, with the pairs it found."""
+
+    sequence: int
+    record_id: str
+    pairs: tuple[Pair, ...] = ()
+
+
+def written_since(changes: RecordChangeFeed, scope: Scope, after: int) -> tuple[list[Written], int]:
+    """Each record created or revised after sequence ``after`` (at most ``MAX_CHANGES_READ``
+    changes read), once, at its last such sequence, in sequence order; and the last sequence
+    read (``after`` when nothing changed)."""
+    last: dict[str, int] = {}
+    upto = after
+    while upto - after < MAX_CHANGES_READ:
+        page = changes.scope_changes(scope, upto, limit=_PAGE)
+        for change in page:
+            if change.kind in ("created", "updated"):
+                last.pop(change.record_id, None)
+                last[change.record_id] = change.sequence
+        if not page:
+            break
+        upto = page[-1].sequence
+        if len(page) < _PAGE:
+            break
+    return [Written(seq, rid) for rid, seq in last.items()], upto
+
+
+def nearest(snapshot: Snapshot, written: Sequence[Written], floor: float) -> Iterator[Written]:
+    """``written`` with each record's pairs: its ``NEIGHBOURS`` nearest live heads of the
+    snapshot by cosine, at least ``floor``, nearest first; a record no longer a live head with
+    a vector has none. Lazily, ``_BLOCK`` records a product, so a reader that stops early
+    pays only for what it read."""
+    positions = {rid: row for row, rid in enumerate(snapshot.record_ids)}
+    matrix = snapshot.matrix
+    rows_of = np.flatnonzero(np.asarray(snapshot.vector_rows) >= 0)  # matrix row -> row
+    k = min(NEIGHBOURS, len(matrix) - 1)
+    seen: set[tuple[str, str]] = set()
+    for start in range(0, len(written), _BLOCK):
+        block = written[start : start + _BLOCK]
+        rows = [positions.get(w.record_id, -1) for w in block]
+        at = [int(snapshot.vector_rows[r]) if r >= 0 else -1 for r in rows]
+        asked = [i for i, m in enumerate(at) if m >= 0]
+        sims = matrix[[at[i] for i in asked]] @ matrix.T if asked and k > 0 else None
+        pairs: dict[int, tuple[Pair, ...]] = {}
+        if sims is not None:
+            sims[np.arange(len(asked)), [at[i] for i in asked]] = -2.0  # never its own neighbour
+            best = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+            for n, i in enumerate(asked):
+                ids = [snapshot.record_ids[int(rows_of[j])] for j in best[n]]
+                pairs[i] = _pairs(block[i].record_id, ids, sims[n][best[n]], floor, seen)
+        for i, w in enumerate(block):
+            yield Written(w.sequence, w.record_id, pairs.get(i, ()))
+
+
+def _pairs(
+    record_id: str,
+    others: list[str],
+    cosines: npt.NDArray[np.float32],
+    floor: float,
+    seen: set[tuple[str, str]],
+) -> tuple[Pair, ...]:
+    kept: list[Pair] = []
+    for other, cosine in sorted(zip(others, cosines.tolist(), strict=True), key=lambda p: -p[1]):
+        if cosine < floor:
+            continue
+        key = (min(record_id, other), max(record_id, other))
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(Pair(key[0], key[1], cosine))
+    return tuple(kept)
+
+
+def nearby(rows: list[IndexRow], floor: float) -> list[tuple[IndexRow, IndexRow, float]]:
+    """Pairs of rows each among the other's ``NEIGHBOURS`` nearest by cosine (at least
+    ``floor``), each pair once (lower record id first), nearest first."""
+    with_vectors = [r for r in rows if r.vector is not None]
+    if len(with_vectors) < 2:
+        return []
+    stacked = np.stack([r.vector for r in with_vectors if r.vector is not None])
+    norms = np.linalg.norm(stacked, axis=1, keepdims=True)
+    matrix = (stacked / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+    found: dict[tuple[int, int], float] = {}
+    for start in range(0, len(with_vectors), _BLOCK):
+        sims = matrix[start : start + _BLOCK] @ matrix.T
+        block = np.arange(len(sims))
+        sims[block, start + block] = -2.0  # never a record's own neighbour
+        k = min(NEIGHBOURS, len(with_vectors) - 1)
+        best = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # the k best, unordered
+        for offset, row in enumerate(best):
+            i = start + offset
+            for j in row:
+                cos = float(sims[offset, j])
+                if cos >= floor:
+                    found.setdefault((min(i, int(j)), max(i, int(j))), cos)
+    ordered = sorted(found.items(), key=lambda item: (-item[1], item[0]))
+    return [(with_vectors[i], with_vectors[j], cos) for (i, j), cos in ordered]
