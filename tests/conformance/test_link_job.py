@@ -14,7 +14,7 @@ from cairn.model_request import ModelRequest
 from cairn.models import EdgeKind, RecordVersion, SourceKind, Trust
 from cairn.ports import Stores
 from cairn.testing import ScriptedModel
-from tests.conformance.samples import EMBEDDER, FACTS, SCOPE, USER, vector
+from tests.conformance.samples import EMBEDDER, FACTS, OTHER_ACTOR, SCOPE, USER, vector
 
 
 def remember(
@@ -213,3 +213,25 @@ def test_a_bounded_run_moves_the_cursor_only_past_what_it_asked(
     # Asked again: at most the pairs the record at the cut had in the first run's batch.
     assert len(asked & rest_asked) <= 2
     assert (rest.outcome, third.requests) == ("done", [])
+
+
+def test_records_written_in_another_actor_s_scope_are_not_this_scope_s_news(
+    stores: Stores, clock: FixedClock
+) -> None:
+    three(stores)
+    run_link_job(stores, declines(1), "m1", embedder=EMBEDDER, clock=clock)
+    for text, values in (
+        ("I keep goats", (1.0, 0.0, 0.0, 0.0)),
+        ("Goats eat hay", (0.9, 0.2, 0, 0)),
+    ):
+        record = NewRecord(
+            namespace="/facts/a2/", content=text, sources=(USER,), vector=vector(*values)
+        )
+        stores.records.apply(OTHER_ACTOR, [Create(record=record)])
+    model = declines(1)
+
+    run = run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert asked_pairs(model) == [frozenset({"I keep goats", "Goats eat hay"})]
+    assert (run.actors, run.outcome) == (2, "done")
+    assert run.reasons == ("1× actor(s) skipped: no record written since the last run",)

@@ -51,9 +51,10 @@ def written_since(changes: RecordChangeFeed, scope: Scope, after: int) -> tuple[
     changes read), once, at its last such sequence, in sequence order; and the last sequence
     read (``after`` when nothing changed)."""
     last: dict[str, int] = {}
-    upto = after
-    while upto - after < MAX_CHANGES_READ:
+    upto, read = after, 0
+    while read < MAX_CHANGES_READ:  # sequences may be the store's, shared by every scope
         page = changes.scope_changes(scope, upto, limit=_PAGE)
+        read += len(page)
         for change in page:
             if change.kind in ("created", "updated"):
                 last.pop(change.record_id, None)
