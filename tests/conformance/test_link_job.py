@@ -210,7 +210,9 @@ def test_a_bounded_run_moves_the_cursor_only_past_what_it_asked(
     assert len(asked_pairs(first)) == 8
     asked, rest_asked = set(asked_pairs(first)), set(asked_pairs(second))
     assert rest_asked - asked  # the rest of the scope's pairs, in the next run
-    # Asked again: at most the pairs the record at the cut had in the first run's batch.
+    # Asked again: the pairs of the record at the cut that the first run's call held (and any
+    # pair a later record finds with an earlier one: a decline is remembered by the cursor,
+    # not per pair); for these twelve, the cut record's two.
     assert len(asked & rest_asked) <= 2
     assert (rest.outcome, third.requests) == ("done", [])
 
