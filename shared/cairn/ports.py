@@ -191,6 +191,12 @@ class RecordChangeFeed(Protocol):
         oldest first."""
         ...
 
+    def last_sequence(self, scope: Scope) -> int:
+        """The sequence of ``scope``'s last committed change (0 before its first): a reader
+        that takes it before reading the scope and then reads ``scope_changes`` after it
+        misses no write that the read did not see."""
+        ...
+
 
 @runtime_checkable
 class StoreChangeFeed(RecordChangeFeed, Protocol):

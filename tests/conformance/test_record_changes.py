@@ -121,6 +121,26 @@ def test_each_scope_reads_only_its_own_changes(stores: Stores, backend_name: str
     )
 
 
+def test_the_last_sequence_is_the_scopes_last_change_and_only_its_own(
+    stores: Stores, backend_name: str
+) -> None:
+    feed = require_feed(stores, backend_name)
+    assert feed.last_sequence(SCOPE) == 0  # before the scope's first change
+    tea = create(stores, "Drinks green tea")
+    stores.records.apply(SCOPE, [Retract(record_id=tea.record_id)])
+    mine = feed.last_sequence(SCOPE)
+    create(stores, "Lives in Lisbon", scope=OTHER_MEMORY)
+    create(stores, "Plays the cello", scope=OTHER_ACTOR)
+
+    assert mine == feed.scope_changes(SCOPE)[-1].sequence
+    assert feed.last_sequence(SCOPE) == mine  # other scopes' writes do not move it
+    assert feed.last_sequence(OTHER_ACTOR) == feed.scope_changes(OTHER_ACTOR)[-1].sequence
+    dog = create(stores, "Has a dog named Milo")
+    stores.records.erase(SCOPE, dog.record_id)
+    assert feed.scope_changes(SCOPE, mine)[-1].sequence == feed.last_sequence(SCOPE)
+    assert feed.scope_changes(SCOPE, feed.last_sequence(SCOPE)) == ()
+
+
 def test_a_changes_event_id_names_exactly_that_change(stores: Stores, backend_name: str) -> None:
     feed = require_feed(stores, backend_name)
     tea = create(stores, "Drinks green tea")

@@ -3,9 +3,10 @@
     python -m tests.processes.recall_worker <store>
 
 Reads lines from stdin: ``recall <text>`` prints one JSON line (the contents recalled, and how
-many snapshots this process has mapped from a file and published to one so far); ``write
-<text>`` writes one record and prints ``ok``; ``erase <text>`` erases the record with that
-content and prints ``ok``. The process keeps its backend and recall index open between lines,
+many snapshots this process has mapped from a file and published to one so far, and how many
+recalls it answered by catching its snapshot up by a delta); ``write <text>`` writes one record
+and prints ``ok``; ``retract <text>`` and ``erase <text>`` retract or erase the record with that
+content and print ``ok``. The process keeps its backend and recall index open between lines,
 as an agent's process does between turns.
 """
 
@@ -15,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from cairn.changes import Create, NewRecord, Vector
+from cairn.changes import Create, NewRecord, Retract, Vector
 from cairn.clock import SystemClock
 from cairn.models import Scope, Source, SourceKind
 from cairn.recall import RecallPolicy, RecallQuery, recall
@@ -60,14 +61,18 @@ def main(store: str) -> None:
                 assert index.persisted is not None
                 contents = sorted(e.version.content for e in found.entries)
                 counts = {"mapped": index.persisted.mapped, "published": index.persisted.published}
+                counts["caught_up"] = index.caught_up
                 print(json.dumps({"contents": contents, **counts}), flush=True)
             elif command == "write":
                 stores.records.apply(SCOPE, [Create(record=record(text))])
                 print("ok", flush=True)
-            elif command == "erase":
+            elif command in ("retract", "erase"):
                 rows = read_rows(stores.records, SCOPE, None)
                 (found_id,) = [row.record_id for row in rows if row.content == text]
-                stores.records.erase(SCOPE, found_id)
+                if command == "erase":
+                    stores.records.erase(SCOPE, found_id)
+                else:
+                    stores.records.apply(SCOPE, [Retract(record_id=found_id)])
                 print("ok", flush=True)
 
 

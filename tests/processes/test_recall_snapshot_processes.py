@@ -2,8 +2,9 @@
 
 Each worker (``tests.processes.recall_worker``) keeps its backend and recall index open, as an
 agent's process does. A write by one process is in another's very next recall (the generation
-moved, so the file it mapped is stale and is rebuilt); a fresh process maps the file the last
-rebuild wrote instead of reading the rows; an erase by one process leaves the erased content
+moved, so the snapshot it holds is stale and takes in what changed since, from the change
+feed); a fresh process maps the file the last rebuild wrote instead of reading the rows, and
+catches it up the same way; an erase by one process leaves the erased content
 in no byte of the store's folder, though another process had mapped a snapshot holding it.
 """
 
@@ -21,6 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIVATE = "Quixotic-Aubergine-Diagnosis-8841 tea"
+LATER = "Walks the dog at dawn"
 QUERY = "tea aubergine diagnosis"
 
 
@@ -74,16 +76,27 @@ def test_processes_see_each_others_writes_and_share_the_persisted_snapshot(
     reader, writer = Worker(store), Worker(store)
     workers += [reader, writer]
     assert writer.ask("write Drinks green tea at noon") == "ok"
-    assert reader.recall()["contents"] == ["Drinks green tea at noon"]
     assert writer.ask(f"write {PRIVATE}") == "ok"
-    # The reader's next recall sees the other process's write: its snapshot was stale.
+    first = reader.recall()
+    assert first["contents"] == sorted(["Drinks green tea at noon", PRIVATE])
+    assert (first["published"], first["caught_up"]) == (1, 0)
+    assert writer.ask(f"write {LATER}") == "ok"
+    # The reader's next recall sees the other process's write: its snapshot was stale, and it
+    # caught up by reading just what changed since, without rebuilding or rewriting the file.
     seen = reader.recall()
-    assert seen["contents"] == sorted(["Drinks green tea at noon", PRIVATE])
-    assert seen["published"] == 2
-    # A fresh process maps the file the reader wrote last, without reading a row.
+    assert seen["contents"] == sorted(["Drinks green tea at noon", PRIVATE, LATER])
+    assert (seen["published"], seen["caught_up"]) == (1, 1)
+    # A fresh process maps the file the reader wrote (behind the store by one write) without
+    # reading a row, and catches it up the same way.
     fresh = Worker(store)
     workers.append(fresh)
-    assert fresh.recall() == {"contents": seen["contents"], "mapped": 1, "published": 0}
+    expected = {"contents": seen["contents"], "mapped": 1, "published": 0, "caught_up": 1}
+    assert fresh.recall() == expected
+    # A retract by another process is gone from the very next recall, by a delta too.
+    assert writer.ask(f"retract {LATER}") == "ok"
+    after = reader.recall()
+    assert after["contents"] == sorted(["Drinks green tea at noon", PRIVATE])
+    assert (after["published"], after["caught_up"]) == (1, 2)
     assert PRIVATE.encode() in folder_bytes(tmp_path)
     # The writer erases; the other two had mapped a snapshot holding the erased content.
     assert writer.ask(f"erase {PRIVATE}") == "ok"

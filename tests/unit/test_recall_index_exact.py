@@ -22,7 +22,16 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cairn.changes import Create, NewRecord, RecordPatch, Retract, Revise, Vector
+from cairn.changes import (
+    Create,
+    FoldIn,
+    NewRecord,
+    RecordPatch,
+    Retract,
+    Revise,
+    Supersede,
+    Vector,
+)
 from cairn.models import Edge, EdgeKind, RecordVersion, Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
@@ -136,34 +145,39 @@ _queries = st.fixed_dictionaries(
 )
 
 
+def _record_of(spec: dict[str, object]) -> NewRecord:
+    words = list(spec["words"])  # type: ignore[call-overload]
+    content = " ".join(words)
+    seen = STARTED + timedelta(minutes=int(spec["minutes"]))  # type: ignore[call-overload]
+    vector = None
+    if spec["vector"]:
+        vector = Vector(embedder=EMBEDDER.identity, values=tuple(EMBEDDER.embed([content])[0]))
+    edges = (Edge(kind=EdgeKind.PART_OF, target="trip"),) if spec["part_of"] else ()
+    return NewRecord(
+        namespace=str(spec["namespace"]),
+        strategy=str(spec["strategy"]),
+        content=content,
+        confidence=float(spec["confidence"]),  # type: ignore[arg-type]
+        entities=tuple(spec["entities"]),  # type: ignore[arg-type]
+        edges=edges,
+        sources=(
+            Source(
+                kind=spec["kind"],  # type: ignore[arg-type]
+                session_id=spec["session"],  # type: ignore[arg-type]
+                rollout_id=spec["rollout"],  # type: ignore[arg-type]
+            ),
+        ),
+        seen_at=seen,
+        vector=vector,
+        metadata={"topic": str(spec["topic"])} if spec.get("topic") else {},
+    )
+
+
 def _write(stores: Stores, clock: FixedClock, specs: list[dict[str, object]]) -> None:
     ids = []
     for spec in specs:
         words = list(spec["words"])  # type: ignore[call-overload]
-        content = " ".join(words)
-        seen = STARTED + timedelta(minutes=int(spec["minutes"]))  # type: ignore[call-overload]
-        vector = None
-        if spec["vector"]:
-            vector = Vector(embedder=EMBEDDER.identity, values=tuple(EMBEDDER.embed([content])[0]))
-        edges = (Edge(kind=EdgeKind.PART_OF, target="trip"),) if spec["part_of"] else ()
-        record = NewRecord(
-            namespace=str(spec["namespace"]),
-            strategy=str(spec["strategy"]),
-            content=content,
-            confidence=float(spec["confidence"]),  # type: ignore[arg-type]
-            entities=tuple(spec["entities"]),  # type: ignore[arg-type]
-            edges=edges,
-            sources=(
-                Source(
-                    kind=spec["kind"],  # type: ignore[arg-type]
-                    session_id=spec["session"],  # type: ignore[arg-type]
-                    rollout_id=spec["rollout"],  # type: ignore[arg-type]
-                ),
-            ),
-            seen_at=seen,
-            vector=vector,
-            metadata={"topic": str(spec["topic"])} if spec.get("topic") else {},
-        )
+        record = _record_of(spec)
         (written,) = stores.records.apply(SCOPE, [Create(record=record)])
         ids.append((written.record_id, spec["fate"], words))
     for record_id, fate, words in ids:
@@ -334,3 +348,111 @@ def test_the_index_falls_back_to_weak_matches_exactly_as_the_scan() -> None:
         )
         assert not none.counts.weak
         assert not none.entries
+
+
+_spec = _records.map(lambda specs: specs[0])
+# Writes between recalls: a new record, or one of the scope's live records (picked by a
+# number, modulo how many there are) revised, folded in, superseded, retracted or erased.
+_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("create"), _spec),
+        st.tuples(
+            st.sampled_from(("revise", "fold_in", "supersede", "retract", "erase")),
+            st.integers(0, 1000),
+            _spec,
+        ),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _step(stores: Stores, clock: FixedClock, step: tuple[object, ...]) -> bool:
+    """Apply one write; whether it was an erasure."""
+    kind, *rest = step
+    if kind == "create":
+        stores.records.apply(SCOPE, [Create(record=_record_of(rest[0]))])  # type: ignore[arg-type]
+        return False
+    live = [v for v in stores.records.list_records(SCOPE, limit=500).items if v.live]
+    if not live:
+        return False
+    target = live[int(rest[0]) % len(live)]  # type: ignore[call-overload]
+    rid = target.record_id
+    if kind == "erase":
+        stores.records.erase(SCOPE, rid)
+        return True
+    change: object
+    if kind == "revise":
+        change = Revise(record_id=rid, patch=RecordPatch(content=target.content + " chess ana"))
+    elif kind == "fold_in":
+        change = FoldIn(record_id=rid, seen_at=clock.now())
+    elif kind == "supersede":
+        change = Supersede(record_id=rid, replacement=_record_of(rest[1]))  # type: ignore[arg-type]
+    else:
+        change = Retract(record_id=rid)
+    stores.records.apply(SCOPE, [change])  # type: ignore[list-item]
+    return False
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(specs=_records, steps=_steps, knobs=_policies, asked=_queries)
+def test_an_index_caught_up_by_its_delta_returns_exactly_what_the_scan_returns(
+    specs: list[dict[str, object]],
+    steps: list[tuple[object, ...]],
+    knobs: dict[str, object],
+    asked: dict[str, object],
+) -> None:
+    clock = FixedClock(datetime(2025, 9, 1, tzinfo=UTC))
+    backend = InMemoryBackend(clock)
+    stores = backend.stores()
+    _write(stores, clock, specs)
+    policy = RecallPolicy(**knobs)  # type: ignore[arg-type]
+    query = RecallQuery(
+        text=" ".join(asked["words"]),  # type: ignore[call-overload]
+        namespace_prefix=asked["namespace_prefix"],
+        strategy=asked["strategy"],
+        top_k=asked["top_k"],
+    )
+    embedded, where = bool(asked["embedded"]), FILTERS[str(asked["where"])]
+    with tempfile.TemporaryDirectory() as folder:
+        snapshots = SnapshotFolder(Path(folder))
+        indexes = [
+            EmbeddedRecallIndex(
+                stores.records, backend.generations(), shortlist=1, changes=stores.changes
+            ),
+            EmbeddedRecallIndex(
+                stores.records,
+                backend.generations(),
+                shortlist=1,
+                snapshots=snapshots,
+                changes=stores.changes,
+            ),
+        ]
+        scan = ScanningRecallIndex(stores.records)
+        expected = _seen(_recall(stores, scan, query, policy, embedded, clock, where))
+        for index in indexes:
+            assert _seen(_recall(stores, index, query, policy, embedded, clock, where)) == expected
+        caught, behind = 0, False  # recalls a delta answered; writes the file has not seen
+        for step in steps:
+            erased = _step(stores, clock, step)
+            clock.advance(seconds=30)
+            caught += not erased
+            behind = not erased
+            expected = _seen(_recall(stores, scan, query, policy, embedded, clock, where))
+            for index in indexes:
+                found = _recall(stores, index, query, policy, embedded, clock, where)
+                assert _seen(found) == expected, step
+        # Every write but an erasure was taken in by a delta, never by a rebuild.
+        assert [index.caught_up for index in indexes] == [caught, caught]
+        # A fresh process maps the file its last rebuild wrote and catches up from there.
+        fresh = EmbeddedRecallIndex(
+            stores.records,
+            backend.generations(),
+            shortlist=1,
+            snapshots=snapshots,
+            changes=stores.changes,
+        )
+        assert _seen(_recall(stores, fresh, query, policy, embedded, clock, where)) == expected
+        assert fresh.persisted is not None
+        assert (fresh.persisted.published, fresh.persisted.mapped) == (0, 1)
+        assert fresh.caught_up == int(behind)

@@ -2,8 +2,9 @@
 destroyed by erase.
 
 A fresh handle on the store maps the scope's file instead of reading its rows; a file that is
-truncated, torn, foreign (another magic, format or scope) or stale (another generation) is
-never an answer: the rows are read and the file rewritten. An erase overwrites and deletes the
+truncated, torn or foreign (another magic, format or scope) is never an answer: the rows are
+read and the file rewritten; a file behind the store (another generation) is mapped and caught
+up from the change feed (``cairn.recall.index.catch_up``). An erase overwrites and deletes the
 scope's files, a rebuild that raced the erase deletes its own, and a recall whose mapped file
 is erased under it answers again from the store. A read-only store recalls without writing.
 """
@@ -166,7 +167,7 @@ def test_a_damaged_file_is_rebuilt_never_trusted(store: Path, damage: str) -> No
         assert persisted(third.stores()).mapped == 1
 
 
-def test_a_stale_or_foreign_file_is_not_used(store: Path) -> None:
+def test_a_stale_file_is_caught_up_and_a_foreign_one_is_not_used(store: Path) -> None:
     clock = FixedClock()
     with SQLiteBackend(store, clock) as backend:
         stores = backend.stores()
@@ -179,7 +180,10 @@ def test_a_stale_or_foreign_file_is_not_used(store: Path) -> None:
         found = asked(stores, clock)
         assert "Now drinks only tea with aubergine" in {e.version.content for e in found.entries}
         assert seen(found) == scanned(stores, clock)
-        assert persisted(stores).mapped == 0
+        # Mapped, then brought up to date by the one change since (``catch_up``), not rewritten.
+        index = index_of(stores)
+        assert isinstance(index, EmbeddedRecallIndex)
+        assert (persisted(stores).mapped, persisted(stores).published, index.caught_up) == (1, 0, 1)
         # The neighbour's name holding this scope's (current) file: another scope's stamp.
         neighbour = reopened.snapshots.path(NEIGHBOUR, EMBEDDER.identity.key)
         shutil.copy(the_file(store), neighbour)
@@ -199,7 +203,7 @@ def test_a_stale_or_foreign_file_is_not_used(store: Path) -> None:
         found = neighbours()
         assert [e.version.content for e in found.entries] == [KEPT]
         assert seen(found) == seen(neighbours(ScanningRecallIndex(stores.records)))
-        assert persisted(stores).mapped == 0
+        assert persisted(stores).mapped == 1  # the neighbour's answer was not the copied file
 
 
 def test_an_erase_leaves_no_erased_byte_in_the_folder(store: Path) -> None:

@@ -5,8 +5,10 @@ first out, within a byte budget. It is kept current by the store's generations
 (``cairn.ports.RecordGenerations``): each recall reads the store's epoch (SQLite: ``PRAGMA
 data_version``, which moves when another connection commits, plus a count of this process's own
 record writes; a few microseconds); only when the epoch moved does it read the scope's
-generation, and only when that moved is the scope's snapshot rebuilt. So a write by another
-process is seen on the next recall, and erase and retract are visible at once.
+generation, and only when that moved does it catch up: with the store's change feed
+(``Stores.changes``) the held snapshot takes in just the records changed since it was built
+(``cairn.recall.index.catch_up``: an in-memory delta over the base), else it is rebuilt. So a
+write by another process is seen on the next recall, and erase and retract are visible at once.
 
 With a folder of persisted snapshots beside the store (``Stores.index_snapshots``: SQLite),
 a rebuild first maps the scope's file at the generation just read, and a rebuild from the rows
@@ -29,7 +31,6 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
 
 from cairn.models import EmbedderId, Scope
 from cairn.ports import (
@@ -37,11 +38,13 @@ from cairn.ports import (
     IndexObjectStore,
     IndexSnapshotFolder,
     QuarantineList,
+    RecordChangeFeed,
     RecordGenerations,
     RecordStore,
 )
 from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
+from cairn.recall.index.catch_up import Delta, advance, position
 from cairn.recall.index.mapped import SnapshotGoneError
 from cairn.recall.index.objects import ObjectRowSource
 from cairn.recall.index.persisted import PersistedSnapshots
@@ -49,7 +52,10 @@ from cairn.recall.index.progress import build_pass, build_passes
 from cairn.recall.index.rows import bulk_reads, read_rows, row_stream
 from cairn.recall.index.shortlist import FIRST_SHORTLIST, Search, search
 from cairn.recall.index.snapshot import Snapshot, build_snapshot
+from cairn.recall.index.transient import RecallIndex, TransientRecallIndex
 from cairn.recall.query import RecallPolicy, RecallQuery
+
+__all__ = ["EmbeddedRecallIndex", "RecallIndex", "TransientRecallIndex"]
 
 # A 100k-record scope of 384-d vectors holds ~150 MB of matrix plus its rows
 # (docs/benchmarks.md, speed): the default keeps one such scope, or many small ones.
@@ -57,80 +63,16 @@ DEFAULT_MAX_BYTES = 512 * 2**20
 DEFAULT_MAX_SCOPES = 256
 
 
-class RecallIndex(Protocol):
-    """A derived, rebuildable index of live heads that answers recall's steps 1-3.
-
-    Never the truth: records are. ``search`` returns exactly the ranking a full scan of the
-    scope would (``cairn.recall.scan``), or a prefix of it that holds every entry dedup visits
-    before it has ``query.top_k`` survivors; a record write committed before the call (by any
-    process) is always reflected. ``tests/conformance/test_recall_index.py`` pins the contract.
-    """
-
-    def search(
-        self,
-        scope: Scope,
-        query: RecallQuery,
-        *,
-        embedder: Embedder | None,
-        policy: RecallPolicy,
-        now: datetime,
-        where: RecordFilter | None = None,
-    ) -> Search:
-        """Steps 1-3 of recall for ``query`` in ``scope``, as of ``now``, over the live heads
-        ``where`` accepts (all of them without one): a filter narrows the collection before
-        ranking, so no accepted record is lost behind rejected ones."""
-        ...
-
-
-class TransientRecallIndex:
-    """The uncached index: every recall reads the filtered heads and builds its snapshot."""
-
-    def __init__(
-        self, records: RecordStore, *, shortlist: int = FIRST_SHORTLIST, bulk: bool | None = None
-    ) -> None:
-        self._records = records
-        self._shortlist = shortlist
-        self._bulk = bulk_reads(records) if bulk is None else bulk
-
-    def search(
-        self,
-        scope: Scope,
-        query: RecallQuery,
-        *,
-        embedder: Embedder | None,
-        policy: RecallPolicy,
-        now: datetime,
-        where: RecordFilter | None = None,
-    ) -> Search:
-        identity = embedder.identity if embedder is not None else None
-        rows = read_rows(
-            self._records,
-            scope,
-            identity,
-            namespace_prefix=query.namespace_prefix,
-            as_of=query.as_of,
-            bulk=self._bulk,
-        )
-        snapshot = build_snapshot(rows, identity)
-        return search(
-            snapshot,
-            query,
-            embedder=embedder,
-            policy=policy,
-            now=now,
-            shortlist=self._shortlist,
-            where=where,
-        )
-
-
 @dataclass
 class _Cached:
     snapshot: Snapshot
     generation: Hashable
     epoch: Hashable
-    nbytes: int
     # The memory's quarantine list as read with the rows (only with index objects).
     quarantine: tuple[QuarantineEntry, ...] | None = None
+    # The base and what changed since (``catch_up``), when the store has a change feed.
+    delta: Delta | None = None
+    nbytes: int = 0  # set when kept (``_keep``)
 
 
 _Key = tuple[Scope, str | None]
@@ -153,9 +95,13 @@ class EmbeddedRecallIndex:
         objects: IndexObjectStore | None = None,
         quarantine: QuarantineList | None = None,
         snapshots: IndexSnapshotFolder | None = None,
+        changes: RecordChangeFeed | None = None,
     ) -> None:
         self._records = records
         self._generations = generations
+        # Objects carry their own quarantine list as of their rows: those are rebuilt instead.
+        self._changes = changes if objects is None else None
+        self.caught_up = 0  # recalls answered by a delta over the held snapshot (benchmarks)
         self.persisted = (
             PersistedSnapshots(snapshots, generations) if snapshots is not None else None
         )
@@ -243,9 +189,48 @@ class EmbeddedRecallIndex:
             with self._lock:
                 cached.epoch = epoch
             return cached.snapshot, cached.quarantine
+        held = cached.delta if cached is not None else None
+        caught = self._catch_up(scope, identity, held)
+        if caught is not None:
+            return self._keep(key, _Cached(caught.snapshot(), generation, epoch, delta=caught))
+        # A delta that declined was over the file's own base: mapping that file again is no use.
+        return self._rebuilt(key, scope, identity, generation, epoch, stale=held is None)
+
+    def _catch_up(
+        self, scope: Scope, identity: EmbedderId | None, delta: Delta | None
+    ) -> Delta | None:
+        if self._changes is None or delta is None:
+            return None
+        caught = advance(delta, self._changes, self._records, scope, identity)
+        if caught is not None:
+            self.caught_up += 1
+        return caught
+
+    def _rebuilt(
+        self,
+        key: _Key,
+        scope: Scope,
+        identity: EmbedderId | None,
+        generation: Hashable,
+        epoch: Hashable,
+        *,
+        stale: bool,
+    ) -> tuple[Snapshot, tuple[QuarantineEntry, ...] | None]:
         quarantine: tuple[QuarantineEntry, ...] | None = None
-        persisted = self.persisted
-        snapshot = persisted.load(scope, identity, generation) if persisted else None
+        persisted, changes = self.persisted, self._changes
+        found = persisted.load_at(scope, identity, generation) if persisted else None
+        snapshot, at = found if found is not None else (None, None)
+        if snapshot is None and persisted is not None and changes is not None and stale:
+            behind = persisted.load_stale(scope, identity)  # a file behind the store: catch up
+            caught = self._catch_up(
+                scope, identity, Delta(behind[0], *behind[1]) if behind else None
+            )
+            if caught is not None:
+                persisted.mapped += 1
+                return self._keep(key, _Cached(caught.snapshot(), generation, epoch, delta=caught))
+        if snapshot is None:
+            # Read before the rows: a write the rows miss has a later sequence.
+            at = position(changes, scope) if changes is not None else None
         if snapshot is None and persisted is not None and self.source is None:
             records, bulk = self._records, self._bulk
             snapshot = persisted.build(
@@ -254,6 +239,7 @@ class EmbeddedRecallIndex:
                 generation,
                 lambda: row_stream(records, scope, identity, bulk=bulk),
                 progress=build_pass(),
+                position=at,
             )
         elif snapshot is None:
             reading, tokenising = build_passes()
@@ -262,8 +248,8 @@ class EmbeddedRecallIndex:
             else:
                 rows = read_rows(self._records, scope, identity, bulk=self._bulk, progress=reading)
             snapshot = build_snapshot(rows, identity, tokenising)
-        self._keep(key, _Cached(snapshot, generation, epoch, snapshot.nbytes(), quarantine))
-        return snapshot, quarantine
+        delta = Delta(snapshot, *at) if at is not None else None
+        return self._keep(key, _Cached(snapshot, generation, epoch, quarantine, delta))
 
     def _drop(self, key: _Key) -> None:
         with self._lock:
@@ -271,15 +257,20 @@ class EmbeddedRecallIndex:
             if old is not None:
                 self._bytes -= old.nbytes
 
-    def _keep(self, key: _Key, entry: _Cached) -> None:
+    def _keep(
+        self, key: _Key, entry: _Cached
+    ) -> tuple[Snapshot, tuple[QuarantineEntry, ...] | None]:
+        """Hold ``entry`` (unless it alone exceeds the budget) and return what it answers."""
+        entry.nbytes = entry.snapshot.nbytes()
         with self._lock:
             old = self._cache.pop(key, None)
             if old is not None:
                 self._bytes -= old.nbytes
             if entry.nbytes > self._max_bytes:
-                return
+                return entry.snapshot, entry.quarantine
             self._cache[key] = entry
             self._bytes += entry.nbytes
             while self._bytes > self._max_bytes or len(self._cache) > self._max_scopes:
                 _, evicted = self._cache.popitem(last=False)
                 self._bytes -= evicted.nbytes
+        return entry.snapshot, entry.quarantine

@@ -34,7 +34,14 @@ from cairn.ports import BuildProgress, IndexRow, IndexSnapshotFolder, RecordGene
 from cairn.recall.index.mapped import mapped_snapshot
 from cairn.recall.index.objects import space_of
 from cairn.recall.index.snapshot import Snapshot
-from cairn.recall.index.snapshot_file import Stamp, encode, load
+from cairn.recall.index.snapshot_file import (
+    ANY_GENERATION,
+    Position,
+    Stamp,
+    encode,
+    load,
+    load_stamped,
+)
 from cairn.recall.index.streamed import Sections, build_sections
 
 
@@ -57,11 +64,34 @@ class PersistedSnapshots:
         self, scope: Scope, embedder: EmbedderId | None, generation: Hashable
     ) -> Snapshot | None:
         """The scope's persisted snapshot at exactly ``generation``, or ``None``."""
+        found = self.load_at(scope, embedder, generation)
+        return found[0] if found is not None else None
+
+    def load_at(
+        self, scope: Scope, embedder: EmbedderId | None, generation: Hashable
+    ) -> tuple[Snapshot, Position | None] | None:
+        """``load``, with the change feed position the file's rows were read after (if it
+        says)."""
         path = self._folder.path(scope, space_of(embedder))
-        found = load(path, stamp_of(scope, embedder, generation))
-        if found is not None:
-            self.mapped += 1
-        return found
+        found = load_stamped(path, stamp_of(scope, embedder, generation))
+        if found is None:
+            return None
+        self.mapped += 1
+        return found[0], found[2]
+
+    def load_stale(
+        self, scope: Scope, embedder: EmbedderId | None
+    ) -> tuple[Snapshot, Position] | None:
+        """The scope's persisted snapshot at whatever generation, with the change feed position
+        its rows were read after, or ``None`` (no whole file of this scope and space, or one
+        that does not say a position past the scope's first change): a recall brings it up to
+        date from the change feed (``cairn.recall.index.catch_up``), which checks the feed
+        still holds that position's change."""
+        path = self._folder.path(scope, space_of(embedder))
+        found = load_stamped(path, stamp_of(scope, embedder, ANY_GENERATION))
+        if found is None or found[2] is None or not found[2][0]:
+            return None
+        return found[0], found[2]  # counted in ``mapped`` by the caller once it is caught up
 
     def build(
         self,
@@ -71,14 +101,17 @@ class PersistedSnapshots:
         stream: Callable[[], AbstractContextManager[tuple[int, Iterator[IndexRow]]]],
         *,
         progress: BuildProgress | None = None,
+        position: Position | None = None,
     ) -> Snapshot:
         """Build the scope's snapshot from ``stream()`` (its rows, read after ``generation``),
         one row at a time (``streamed``), publish it, and return it mapped back from its file;
-        the snapshot over the built arrays when it could not be written or was raced."""
+        the snapshot over the built arrays when it could not be written or was raced.
+        ``position`` is the scope's change feed position read before the rows (the file
+        notes it, so a later reader catches up from it)."""
         sections = _sections(embedder, stream, progress)
         built = _over(sections, embedder)
         space, stamp = space_of(embedder), stamp_of(scope, embedder, generation)
-        inode = self._folder.publish(scope, space, encode(sections, stamp))
+        inode = self._folder.publish(scope, space, encode(sections, stamp, position))
         if inode is None:
             return built
         if self._generations.generation(scope) != generation:

@@ -36,6 +36,9 @@ def index_of(stores: Stores) -> RecallIndex:
                 objects=stores.index_objects,
                 quarantine=stores.quarantine,
                 snapshots=stores.index_snapshots,
+                # Held as it is: a feed holds the backend's connection, not the backend, so
+                # the entry still goes with the backend's generations object.
+                changes=stores.changes,
             )
             shared = (weakref.ref(stores.records), index)
             _SHARED[generations] = shared

@@ -41,6 +41,7 @@ FORMAT = 1
 _LENGTH = struct.Struct("<I")
 _ALIGN = 64
 _PAD = bytes(_ALIGN)
+ANY_GENERATION = "*"  # a stamp's generation that accepts any (``load_stamped``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +62,16 @@ class Stamp:
         }
 
 
-def encode(sections: Sections, stamp: Stamp) -> list[bytes | memoryview]:
-    """The file of ``sections`` at ``stamp``; the parts are views (nothing is copied)."""
+# Where in the store's change feed a file's rows were read: the last change sequence before
+# them and that change's event id (``cairn.recall.index.catch_up``).
+Position = tuple[int, str]
+
+
+def encode(
+    sections: Sections, stamp: Stamp, position: Position | None = None
+) -> list[bytes | memoryview]:
+    """The file of ``sections`` at ``stamp``, noting the change feed ``position`` its rows were
+    read after (``None``: not known); the parts are views (nothing is copied)."""
     named = {
         **sections.arrays,
         "matrix": sections.matrix.reshape(-1),
@@ -87,6 +96,7 @@ def encode(sections: Sections, stamp: Stamp) -> list[bytes | memoryview]:
     header = {
         "format": FORMAT,
         **stamp.header(),
+        "position": list(position) if position is not None else None,
         "rows": sections.size,
         "vectors": int(sections.matrix.shape[0]),
         "sections": table,
@@ -103,6 +113,14 @@ def encode(sections: Sections, stamp: Stamp) -> list[bytes | memoryview]:
 def load(path: Path, stamp: Stamp) -> Snapshot | None:
     """The snapshot in the file at ``path`` if it is whole and at exactly ``stamp``, else
     ``None`` (missing, torn, foreign, stale)."""
+    found = load_stamped(path, stamp)
+    return found[0] if found is not None else None
+
+
+def load_stamped(path: Path, stamp: Stamp) -> tuple[Snapshot, str, Position | None] | None:
+    """``load``, and the generation and change feed position the file was written at; a stamp
+    whose generation is ``ANY_GENERATION`` accepts a file of the same scope and embedding
+    space at whatever generation (a stale file a recall then brings up to date)."""
     try:
         with path.open("rb") as file:
             if file.seek(0, 2) <= len(MAGIC) + _LENGTH.size:
@@ -116,13 +134,15 @@ def load(path: Path, stamp: Stamp) -> Snapshot | None:
         return None
 
 
-def _load(mapping: mmap.mmap, stamp: Stamp) -> Snapshot | None:
+def _load(mapping: mmap.mmap, stamp: Stamp) -> tuple[Snapshot, str, Position | None] | None:
     if mapping[: len(MAGIC)] != MAGIC:
         return None
     (length,) = _LENGTH.unpack_from(mapping, len(MAGIC))
     start = len(MAGIC) + _LENGTH.size
     header: dict[str, Any] = json.loads(mapping[start : start + length])
     wanted = stamp.header()
+    if stamp.generation == ANY_GENERATION:
+        wanted["generation"] = header["generation"]
     if header["format"] != FORMAT or {key: header[key] for key in wanted} != wanted:
         return None  # another format, scope, generation or embedding space
     body = start + length
@@ -146,4 +166,7 @@ def _load(mapping: mmap.mmap, stamp: Stamp) -> Snapshot | None:
         return mapping[: len(MAGIC)] == MAGIC
 
     sections = Sections(size=rows, arrays=arrays, names=names, matrix=matrix)
-    return mapped_snapshot(sections, stamp.embedder, len(mapping), intact)
+    snapshot = mapped_snapshot(sections, stamp.embedder, len(mapping), intact)
+    noted = header.get("position")
+    position = (int(noted[0]), str(noted[1])) if noted is not None else None
+    return snapshot, str(header["generation"]), position

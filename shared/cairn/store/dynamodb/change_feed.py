@@ -158,6 +158,10 @@ class DynamoDBChangeFeed:
                     break
         return tuple(found)
 
+    def last_sequence(self, scope: Scope) -> int:
+        """One strongly consistent read of the scope's sequence item (``read_sequence``)."""
+        return read_sequence(self._db, self._table, scope_pk(scope))
+
     def _from(self, scope: Scope, after: int) -> Iterator[RecordChange]:
         items = self._db.query(
             TableName=self._table,

@@ -64,3 +64,15 @@ class InMemoryChangeFeed:
             later = self._changes[max(0, after) :]
         mine = [c for c in later if (c.memory_id, c.actor_id) == (scope.memory_id, scope.actor_id)]
         return tuple(mine[:limit])
+
+    def last_sequence(self, scope: Scope) -> int:
+        wanted = (scope.memory_id, scope.actor_id)
+        with self._lock:
+            return next(
+                (
+                    c.sequence
+                    for c in reversed(self._changes)
+                    if (c.memory_id, c.actor_id) == wanted
+                ),
+                0,
+            )

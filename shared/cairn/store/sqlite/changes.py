@@ -82,6 +82,12 @@ class SQLiteChangeFeed:
         )
         return self._read(query, [scope.memory_id, after, scope.actor_id, limit])
 
+    def last_sequence(self, scope: Scope) -> int:
+        query = "SELECT max(sequence) FROM record_changes WHERE memory_id = ? AND actor_id = ?"
+        with self._db.transaction(write=False) as conn:
+            (last,) = conn.execute(query, (scope.memory_id, scope.actor_id)).fetchone()
+        return int(last) if last is not None else 0
+
     def _read(self, query: str, values: Sequence[object]) -> tuple[RecordChange, ...]:
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(query, values).fetchall()

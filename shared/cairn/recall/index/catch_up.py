@@ -1,0 +1,137 @@
+"""Bringing a held snapshot up to date from the store's change feed, instead of rebuilding it.
+
+A snapshot is built (or mapped from its file) together with the scope's last change sequence,
+read before its rows (``RecordChangeFeed.last_sequence``): every write it does not reflect has
+a later sequence. When the scope's generation moves, ``advance`` reads the scope's changes
+after that sequence (``scope_changes``), reads the current head of each record they name
+(``RecordStore.get``, and its vector in one ``vectors`` call), and the recall answers from
+``delta.merged``: the base snapshot with those records' rows left out and their live heads put
+in. Reading a record's head now, rather than replaying the change, makes a change seen twice
+(a write that landed between the sequence and the rows) harmless.
+
+A delta is only a bridge to the next rebuild. ``advance`` declines (the caller rebuilds from
+the rows, and a persisted snapshot is written again) when:
+
+- the records changed since the base exceed ``delta_bound(base.size)``: ``DELTA_MIN_ROWS``
+  rows, or ``DELTA_SHARE`` of the scope if that is more. Each catch-up merges in O(rows) array
+  work plus a copy of the matrix (docs/benchmarks.md measures it: milliseconds at 10k, tens of
+  them at 100k), and a rebuild costs 0.5 s at 10k and 5.7 s at 100k; so the bound keeps a
+  rebuild to at most one per ``DELTA_SHARE`` of the scope written, a few ms per write spread
+  over the writes, and the delta's own heap (its rows) a small share of the snapshot's;
+- a change is an erasure: the base still holds the erased content (in the heap, or in its file
+  until the erase destroys it), and an erasure must leave no content behind, so the snapshot
+  is rebuilt from the store, which no longer holds it;
+- the base is no longer whole (an erase destroyed its file under it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from cairn.errors import RecordNotFoundError
+from cairn.models import EmbedderId, Scope
+from cairn.ports import IndexRow, RecordChangeFeed, RecordStore
+from cairn.recall.index.delta import merged
+from cairn.recall.index.snapshot import Snapshot, row_of
+
+DELTA_MIN_ROWS = 256
+DELTA_SHARE = 0.05
+_PAGE = 1000  # changes read per page (the feed's largest)
+
+
+def delta_bound(size: int) -> int:
+    """How many records may have changed since a base of ``size`` rows before a rebuild."""
+    return max(DELTA_MIN_ROWS, int(size * DELTA_SHARE))
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A base snapshot, the last change sequence applied to it, and the records changed since
+    the base: each one's live head now as a row, or ``None`` (retracted, superseded, gone)."""
+
+    base: Snapshot
+    sequence: int
+    # The event id of the change at ``sequence`` ("" at 0): a feed that no longer holds that
+    # change there (a store put back from a backup, or made again) is not caught up from.
+    anchor: str
+    rows: Mapping[str, IndexRow | None] = field(default_factory=dict)
+
+    def snapshot(self) -> Snapshot:
+        """The snapshot of the scope as of ``sequence``."""
+        if not self.rows:
+            return self.base
+        live = [row for row in self.rows.values() if row is not None]
+        return merged(self.base, list(self.rows), live)
+
+
+def position(feed: RecordChangeFeed, scope: Scope) -> tuple[int, str]:
+    """The scope's last change sequence and that change's event id (``Delta.anchor``); read
+    it before the rows a base is built from."""
+    sequence = feed.last_sequence(scope)
+    if not sequence:
+        return 0, ""
+    (last, *_) = feed.scope_changes(scope, sequence - 1, limit=1) or (None,)
+    return (sequence, last.event_id) if last is not None else (0, "")
+
+
+def advance(
+    delta: Delta,
+    feed: RecordChangeFeed,
+    records: RecordStore,
+    scope: Scope,
+    embedder: EmbedderId | None,
+) -> Delta | None:
+    """``delta`` with every change of ``scope`` after its sequence applied, or ``None`` when
+    the caller must rebuild instead (see the module docstring)."""
+    if not delta.base.intact():
+        return None
+    bound = delta_bound(delta.base.size)
+    changed: dict[str, None] = {}  # every record a change names, in order, once
+    sequence, anchor = delta.sequence, delta.anchor
+    # The first page starts at the anchor's own change, which must still be there.
+    page = feed.scope_changes(scope, max(0, sequence - 1), limit=_PAGE)
+    if sequence:
+        if not page or (page[0].sequence, page[0].event_id) != (sequence, anchor):
+            return None
+        page = page[1:]
+    elif anchor:
+        return None
+    while True:
+        for change in page:
+            if change.kind == "erased":
+                return None
+            changed[change.record_id] = None
+        if page:
+            sequence, anchor = page[-1].sequence, page[-1].event_id
+        if len(changed.keys() | delta.rows.keys()) > bound:
+            return None
+        if len(page) < _PAGE - 1:
+            break
+        page = feed.scope_changes(scope, sequence, limit=_PAGE)
+    rows = dict(delta.rows)
+    rows.update(_current_rows(records, scope, embedder, list(changed)))
+    return Delta(delta.base, sequence, anchor, rows)
+
+
+def _current_rows(
+    records: RecordStore, scope: Scope, embedder: EmbedderId | None, record_ids: list[str]
+) -> dict[str, IndexRow | None]:
+    """Each record's live head now as an index row (its vector by ``embedder``), or ``None``."""
+    heads = {}
+    for record_id in record_ids:
+        try:
+            head = records.get(scope, record_id)
+        except RecordNotFoundError:
+            continue
+        if head.live:
+            heads[record_id] = head
+    vectors = (
+        records.vectors(scope, [v.ref for v in heads.values()], embedder)
+        if embedder is not None and heads
+        else {}
+    )
+    found: dict[str, IndexRow | None] = dict.fromkeys(record_ids)
+    for record_id, head in heads.items():
+        found[record_id] = row_of(head, vectors.get(head.ref))
+    return found

@@ -1,0 +1,154 @@
+"""A persisted snapshot caught up by a delta on SQLite: what is rebuilt instead, and what an
+erasure leaves behind.
+
+A write costs the next recall the records it changed, not a rebuild (``catch_up``); more
+changed records than ``delta_bound`` allows, an erasure, or a file whose change feed position
+the store no longer holds (a store made again beside an old folder) is a rebuild from the rows,
+and the file is rewritten. Content an erasure destroyed is in no file of the folder afterwards,
+though it had reached the recall index only by a delta.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from cairn.changes import Create, NewRecord, Retract, Vector
+from cairn.clock import FixedClock
+from cairn.models import Scope, Source, SourceKind
+from cairn.ports import Stores
+from cairn.recall import RecallQuery, Recollection, recall
+from cairn.recall.index import EmbeddedRecallIndex, index_of
+from cairn.recall.index.catch_up import DELTA_MIN_ROWS
+from cairn.recall.scan import ScanningRecallIndex
+from cairn.store.sqlite import SQLiteBackend
+from cairn.store.sqlite.backend import snapshot_folder_of
+from cairn.testing import HashingEmbedder
+
+SCOPE = Scope(memory_id="m1", actor_id="a1")
+EMBEDDER = HashingEmbedder(dims=32)
+PRIVATE = "Quixotic-Aubergine-Diagnosis-8841"  # distinctive: in no file by accident
+QUERY = RecallQuery(text="what about the aubergine diagnosis tea", top_k=5)
+
+
+def fact(content: str) -> NewRecord:
+    return NewRecord(
+        namespace="/facts/a1/",
+        content=content,
+        sources=(Source(kind=SourceKind.USER, session_id="s1"),),
+        vector=Vector(embedder=EMBEDDER.identity, values=tuple(EMBEDDER.embed([content])[0])),
+    )
+
+
+def write(stores: Stores, contents: list[str]) -> list[str]:
+    written = stores.records.apply(SCOPE, [Create(record=fact(c)) for c in contents])
+    return [v.record_id for v in written]
+
+
+def asked(stores: Stores, clock: FixedClock, index: object | None = None) -> Recollection:
+    return recall(
+        SCOPE,
+        QUERY,
+        stores=stores,
+        embedder=EMBEDDER,
+        clock=clock,
+        journal=False,
+        index=index,  # type: ignore[arg-type]
+    )
+
+
+def seen(found: Recollection) -> tuple[object, ...]:
+    return found.block, tuple((e.version.ref, e.score) for e in found.entries), found.counts
+
+
+def scanned(stores: Stores, clock: FixedClock) -> tuple[object, ...]:
+    return seen(asked(stores, clock, ScanningRecallIndex(stores.records)))
+
+
+def counts(stores: Stores) -> tuple[int, int, int]:
+    """(files mapped, files published, recalls a delta answered) of the store's index."""
+    index = index_of(stores)
+    assert isinstance(index, EmbeddedRecallIndex)
+    assert index.persisted is not None
+    return index.persisted.mapped, index.persisted.published, index.caught_up
+
+
+def folder_bytes(store: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(store.parent.rglob("*")) if p.is_file())
+
+
+def test_writes_are_caught_up_by_a_delta_and_the_file_is_not_rewritten(tmp_path: Path) -> None:
+    clock = FixedClock()
+    with SQLiteBackend(tmp_path / "cairn.db", clock) as backend:
+        stores = backend.stores()
+        tea, _ = write(stores, ["Prefers green tea", "Drinks tea at noon"])
+        assert seen(asked(stores, clock)) == scanned(stores, clock)
+        for turn in range(3):  # remember, then recall: the bot's loop
+            write(stores, [f"Turn {turn} was about tea and aubergines"])
+            assert seen(asked(stores, clock)) == scanned(stores, clock)
+        stores.records.apply(SCOPE, [Retract(record_id=tea)])
+        found = asked(stores, clock)
+        assert seen(found) == scanned(stores, clock)
+        assert "Prefers green tea" not in {e.version.content for e in found.entries}
+        assert counts(stores) == (0, 1, 4)
+
+
+def test_more_changes_than_the_bound_rebuild_and_rewrite_the_file(tmp_path: Path) -> None:
+    clock = FixedClock()
+    with SQLiteBackend(tmp_path / "cairn.db", clock) as backend:
+        stores = backend.stores()
+        write(stores, ["Prefers green tea"])
+        asked(stores, clock)
+        for start in range(0, DELTA_MIN_ROWS + 1, 16):  # 16 changes: one apply's most
+            end = min(start + 16, DELTA_MIN_ROWS + 1)
+            write(stores, [f"Tea fact number {i}" for i in range(start, end)])
+        assert seen(asked(stores, clock)) == scanned(stores, clock)
+        assert counts(stores) == (0, 2, 0)
+
+
+def test_a_file_whose_change_the_store_no_longer_holds_is_rebuilt(tmp_path: Path) -> None:
+    clock = FixedClock()
+    store = tmp_path / "cairn.db"
+    with SQLiteBackend(store, clock) as backend:
+        stores = backend.stores()
+        write(stores, ["Prefers green tea", "Drinks tea at noon"])
+        asked(stores, clock)
+    kept = tmp_path / "kept"
+    shutil.copytree(snapshot_folder_of(store), kept)
+    shutil.rmtree(snapshot_folder_of(store))
+    for path in tmp_path.glob("cairn.db*"):
+        path.unlink()
+    with SQLiteBackend(store, clock) as remade:  # the same scope, as many writes, other records
+        stores = remade.stores()
+        write(stores, ["Has a dog named Milo", "Lives in Lisbon"])
+        write(stores, ["Drinks coffee, never tea"])
+    shutil.rmtree(snapshot_folder_of(store), ignore_errors=True)
+    shutil.copytree(kept, snapshot_folder_of(store))
+    with SQLiteBackend(store, clock) as reopened:
+        stores = reopened.stores()
+        found = asked(stores, clock)
+        assert seen(found) == scanned(stores, clock)
+        assert "Prefers green tea" not in {e.version.content for e in found.entries}
+        assert counts(stores) == (0, 1, 0)
+
+
+def test_an_erasure_after_a_delta_leaves_no_content_in_the_folder(tmp_path: Path) -> None:
+    clock = FixedClock()
+    store = tmp_path / "cairn.db"
+    with SQLiteBackend(store, clock) as backend:
+        stores = backend.stores()
+        write(stores, ["Prefers green tea"])
+        asked(stores, clock)
+        (secret,) = write(stores, [f"Has {PRIVATE} and drinks tea"])
+        found = asked(stores, clock)  # the secret reached the index by a delta only
+        assert f"Has {PRIVATE} and drinks tea" in {e.version.content for e in found.entries}
+        assert counts(stores) == (0, 1, 1)
+        stores.records.erase(SCOPE, secret)
+        found = asked(stores, clock)
+        assert seen(found) == scanned(stores, clock)
+        assert all(PRIVATE not in e.version.content for e in found.entries)
+        assert counts(stores)[1:] == (2, 1)  # an erasure rebuilds, and the file is rewritten
+    with SQLiteBackend(store, clock) as reopened:  # and a fresh process answers the same
+        stores = reopened.stores()
+        assert seen(asked(stores, clock)) == scanned(stores, clock)
+    assert PRIVATE.encode() not in folder_bytes(store)
