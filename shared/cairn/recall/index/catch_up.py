@@ -26,13 +26,14 @@ the rows, and a persisted snapshot is written again) when:
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cairn.errors import RecordNotFoundError
 from cairn.models import EmbedderId, Scope
 from cairn.ports import IndexRow, RecordChangeFeed, RecordStore
-from cairn.recall.index.delta import merged
+from cairn.recall.index.delta import Merge
 from cairn.recall.index.snapshot import Snapshot, row_of
 
 DELTA_MIN_ROWS = 256
@@ -56,13 +57,35 @@ class Delta:
     # change there (a store put back from a backup, or made again) is not caught up from.
     anchor: str
     rows: Mapping[str, IndexRow | None] = field(default_factory=dict)
+    merge: Merge | None = None  # the base merged with ``rows`` (none while they are none)
 
     def snapshot(self) -> Snapshot:
         """The snapshot of the scope as of ``sequence``."""
-        if not self.rows:
-            return self.base
-        live = [row for row in self.rows.values() if row is not None]
-        return merged(self.base, list(self.rows), live)
+        return self.merge.snapshot if self.merge is not None else self.base
+
+    def taking(self, sequence: int, anchor: str, changed: Mapping[str, IndexRow | None]) -> Delta:
+        """This delta with ``changed`` (each record's live head now, or ``None``) taken in:
+        appended in place when they are all records new to the scope that sort last, else
+        merged over the base afresh."""
+        rows = {**self.rows, **changed}
+        if not changed:
+            return Delta(self.base, sequence, anchor, rows, self.merge)
+        merge = None
+        added = [row for row in changed.values() if row is not None]
+        if self.merge is not None and all(self._new(record_id) for record_id in changed):
+            merge = self.merge.appended(added)
+        if merge is None:
+            live = [row for row in rows.values() if row is not None]
+            merge = Merge.over(self.base, list(rows), live)
+        return Delta(self.base, sequence, anchor, rows, merge)
+
+    def _new(self, record_id: str) -> bool:
+        """Whether neither the base nor an earlier change held ``record_id``."""
+        if record_id in self.rows:
+            return False
+        ids = self.base.record_ids
+        at = bisect.bisect_left(ids, record_id)
+        return at == self.base.size or ids[at] != record_id
 
 
 def position(feed: RecordChangeFeed, scope: Scope) -> tuple[int, str]:
@@ -109,9 +132,7 @@ def advance(
         if len(page) < _PAGE - 1:
             break
         page = feed.scope_changes(scope, sequence, limit=_PAGE)
-    rows = dict(delta.rows)
-    rows.update(_current_rows(records, scope, embedder, list(changed)))
-    return Delta(delta.base, sequence, anchor, rows)
+    return delta.taking(sequence, anchor, _current_rows(records, scope, embedder, list(changed)))
 
 
 def _current_rows(

@@ -1,144 +1,249 @@
 """A snapshot brought up to date without a rebuild: a base snapshot, minus its rows that
 changed, plus the changed records' current heads, merged in record-id order.
 
-``merged(base, changed, rows)`` is the snapshot ``build_snapshot`` would make of the scope's
-live heads now, given ``base`` (a snapshot of them as they were), the record ids whose heads
-may have changed since (``changed``) and the rows of those that are live heads now (``rows``):
-every row of ``base`` whose record id is in ``changed`` is left out (a tombstone), and each
-row of ``rows`` is put where its record id sorts. What recall reads of every row is made
-afresh as arrays (lengths, codes, confidence, recency, trust, and the unit matrix, in the
+``Merge.over(base, changed, rows)`` is the snapshot ``build_snapshot`` would make of the
+scope's live heads now, given ``base`` (a snapshot of them as they were), the record ids whose
+heads may have changed since (``changed``) and the rows of those that are live heads now
+(``rows``): every row of ``base`` whose record id is in ``changed`` is left out (a tombstone),
+and each row of ``rows`` is put where its record id sorts. What recall reads of every row is
+made afresh as arrays (lengths, codes, confidence, recency, trust, and the unit matrix, in the
 merged order: a gather of the base's rows, O(rows x dims) bytes copied, no parse); what it
-reads of a few rows (record ids, contents, tokens, versions, one term's postings, one
-thread's members) is read from the base or the new rows when asked, the base's row numbers
-mapped to the merged ones. So the merged snapshot ranks exactly as one built from the store
-(``tests/unit/test_recall_index_exact.py`` compares them with a scan after random writes).
+reads of a few rows (record ids, contents, tokens, versions, one term's postings, one thread's
+members) is read from the base or the new rows when asked (``delta_views``).
+
+``Merge.appended(rows)`` is the common case after that: records new to the scope whose ids
+sort after every row (record ids are time-ordered, so a new record's usually does) are written
+into the spare rows the arrays were allocated with, and the new snapshot views one more row
+of each; nothing of the scope's existing rows is copied. Either way the snapshot ranks exactly
+as one built from the store (``tests/unit/test_recall_index_exact.py`` compares them with a
+scan after random writes).
 """
 
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, overload
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from cairn.ports import IndexRow
 from cairn.recall.expansion import Thread
-from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot, ThreadRows
+from cairn.recall.index.delta_matrix import gather, has_vector, unit, with_vector
+from cairn.recall.index.delta_views import BaseVersions, Member, Merged, Postings, Threads
+from cairn.recall.index.snapshot import IntArray, Snapshot
 from cairn.recall.keywords import tokenize
 
 # Heap bytes a new row costs beyond its arrays (its IndexRow, tokens, postings entries).
 _DELTA_ROW_BYTES = 2_000
+_SPARE_SHARE = 0.05  # spare rows allocated beyond a merge's, for appends (and at least 64)
+_COLUMNS = {
+    "lengths": np.float64,
+    "namespace_codes": np.int64,
+    "strategy_codes": np.int64,
+    "confidence": np.float64,
+    "last_seen": np.float64,
+    "trusted": np.bool_,
+    "vector_rows": np.int64,
+    "source": np.int64,
+}
 
 
-class _Merged(Sequence[Any]):
-    """One per-row field of the merged rows: ``source[i] >= 0`` is that base row, else new
-    row ``-1 - source[i]``."""
+class _Columns:
+    """Every per-row array and the matrix of a line of merges, with spare rows at the end.
 
-    def __init__(self, source: IntArray, base: Sequence[Any], new: Sequence[Any]) -> None:
-        self._source, self._base, self._new = source, base, new
+    A snapshot views the first ``size`` rows (``vectors`` matrix rows); an append writes past
+    them, so the snapshots already made never see it. Only the merge that reaches the current
+    end may append (``claim``), so two catch-ups from one merge never write the same rows."""
 
-    def __len__(self) -> int:
-        return len(self._source)
+    def __init__(self, rows: int, vectors: int, dims: int) -> None:
+        spare = max(64, int(rows * _SPARE_SHARE))
+        self.arrays: dict[str, npt.NDArray[Any]] = {
+            name: np.empty(rows + spare, dtype=kind) for name, kind in _COLUMNS.items()
+        }
+        self.matrix = np.empty((vectors + spare, dims), dtype=np.float32)
+        self.size, self.vectors = rows, vectors
+        self._lock = threading.Lock()
 
-    @overload
-    def __getitem__(self, row: int) -> Any: ...
-    @overload
-    def __getitem__(self, row: slice) -> Sequence[Any]: ...
-    def __getitem__(self, row: int | slice) -> Any:
-        if isinstance(row, slice):
-            return [self[i] for i in range(*row.indices(len(self)))]
-        at = int(self._source[row])
-        return self._base[at] if at >= 0 else self._new[-1 - at]
+    def claim(self, size: int, vectors: int, rows: int, added_vectors: int) -> bool:
+        """Reserve ``rows`` rows after ``size`` (and matrix rows after ``vectors``): false
+        when another merge has appended past there or there is no room left."""
+        with self._lock:
+            if (self.size, self.vectors) != (size, vectors):
+                return False
+            room = len(self.arrays["source"]) - size >= rows
+            if not room or len(self.matrix) - vectors < added_vectors:
+                return False
+            self.size, self.vectors = size + rows, vectors + added_vectors
+            return True
 
-
-class _Postings(Mapping[str, tuple[IntArray, FloatArray]]):
-    """The base's postings with its row numbers mapped (tombstones dropped), plus the new
-    rows' own, ascending by merged row; each term merged when first asked."""
-
-    def __init__(
-        self,
-        base: Mapping[str, tuple[IntArray, FloatArray]],
-        remap: IntArray,
-        new: dict[str, tuple[list[int], list[float]]],
-    ) -> None:
-        self._base, self._remap, self._new = base, remap, new
-        self._made: dict[str, tuple[IntArray, FloatArray]] = {}
-
-    def __getitem__(self, term: str) -> tuple[IntArray, FloatArray]:
-        found = self._made.get(term)
-        if found is not None:
-            return found
-        rows, tf = np.zeros(0, np.int64), np.zeros(0, np.float64)
-        held = self._base.get(term)
-        if held is not None:
-            mapped = self._remap[held[0]]
-            keep = mapped >= 0
-            rows, tf = mapped[keep], held[1][keep]
-        added = self._new.get(term)
-        if added is not None:
-            rows = np.concatenate([rows, np.asarray(added[0], dtype=np.int64)])
-            tf = np.concatenate([tf, np.asarray(added[1], dtype=np.float64)])
-            order = np.argsort(rows, kind="stable")
-            rows, tf = rows[order], tf[order]
-        if not len(rows):
-            raise KeyError(term)
-        return self._made.setdefault(term, (rows, tf))
-
-    def __iter__(self) -> Iterator[str]:
-        seen = set(self._new)
-        yield from self._new
-        for term in self._base:
-            if term not in seen:
-                yield term
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+    def view(self, size: int, vectors: int) -> dict[str, npt.NDArray[Any]]:
+        return {
+            **{name: array[:size] for name, array in self.arrays.items()},
+            "matrix": self.matrix[:vectors],
+        }
 
 
-class _Threads(Mapping[Thread, ThreadRows]):
-    """Each thread's merged rows in (first_seen_at, record id) order, made when asked."""
+@dataclass(frozen=True, slots=True)
+class _New:
+    """The new rows of a line of merges, in merged order, and their terms and threads (lists
+    shared along the line: each snapshot reads the rows below its size)."""
 
-    def __init__(
-        self,
-        base: Mapping[Thread, ThreadRows],
-        remap: IntArray,
-        new: dict[Thread, list[tuple[Any, str, int]]],
-    ) -> None:
-        self._base, self._remap, self._new = base, remap, new
-        self._made: dict[Thread, ThreadRows] = {}
+    rows: list[IndexRow]
+    tokens: list[tuple[str, ...]]
+    postings: dict[str, tuple[list[int], list[float]]]
+    threads: dict[Thread, list[Member]]
 
-    def __getitem__(self, thread: Thread) -> ThreadRows:
-        found = self._made.get(thread)
-        if found is not None:
-            return found
-        members: list[tuple[Any, str, int]] = list(self._new.get(thread, ()))
-        if thread in self._base:
-            held = self._base[thread]
-            for row, position in zip(held.rows.tolist(), held.positions, strict=True):
-                mapped = int(self._remap[row])
-                if mapped >= 0:
-                    members.append((position[0], position[1], mapped))
-        if not members:
-            raise KeyError(thread)
-        members.sort(key=lambda m: (m[0], m[1]))
-        made = ThreadRows(
-            rows=np.array([m[2] for m in members], dtype=np.int64),
-            positions=tuple((m[0], m[1]) for m in members),
+    def add(self, row: IndexRow, tokens: tuple[str, ...], at: int) -> None:
+        self.rows.append(row)
+        self.tokens.append(tokens)
+        for term, count in Counter(tokens).items():
+            entry = self.postings.setdefault(term, ([], []))
+            entry[0].append(at)
+            entry[1].append(float(count))
+        for thread in row.threads:
+            self.threads.setdefault(thread, []).append((row.first_seen_at, row.record_id, at))
+
+
+@dataclass(frozen=True)
+class Merge:
+    """A merged snapshot, and what an append after it extends in place."""
+
+    snapshot: Snapshot
+    base: Snapshot
+    remap: IntArray  # base row -> merged row (-1: left out)
+    new: _New
+    columns: _Columns
+    namespaces: tuple[str, ...]
+    strategies: tuple[str, ...]
+
+    @classmethod
+    def over(cls, base: Snapshot, changed: Sequence[str], rows: Sequence[IndexRow]) -> Merge:
+        """``base`` without the rows of ``changed`` record ids, with ``rows`` (the live heads
+        of those ids now, any order), in record-id order; see the module docstring."""
+        rows = sorted(rows, key=lambda row: row.record_id)
+        record_ids = base.record_ids
+        dead = np.zeros(base.size, dtype=bool)
+        for record_id in changed:  # the base is in record-id order: one bisection each
+            at = bisect.bisect_left(record_ids, record_id)
+            if at < base.size and record_ids[at] == record_id:
+                dead[at] = True
+        kept = np.flatnonzero(~dead).astype(np.int64)
+        spots = np.asarray([bisect.bisect_left(record_ids, r.record_id) for r in rows], np.int64)
+        source = np.insert(kept, np.searchsorted(kept, spots), -1 - np.arange(len(rows)))
+        remap = np.full(base.size, -1, dtype=np.int64)
+        from_base = source >= 0
+        remap[source[from_base]] = np.flatnonzero(from_base)
+        new = _New([], [], {}, {})
+        for j, at in enumerate(np.flatnonzero(~from_base).tolist()):
+            new.add(rows[j], tuple(tokenize(rows[j].searchable)), at)
+        fields = _fields(base, rows, new.tokens)
+        namespaces, fields["namespace_codes"] = _codes(base.namespaces, fields["namespace_codes"])
+        strategies, fields["strategy_codes"] = _codes(base.strategies, fields["strategy_codes"])
+        vectored = with_vector(base, source, rows)
+        dims = base.embedder.dims if base.embedder is not None else 0
+        columns = _Columns(len(source), len(vectored), dims)
+        for name, values in fields.items():
+            _pick(source, getattr(base, name), values, columns.arrays[name][: len(source)])
+        columns.arrays["source"][: len(source)] = source
+        vector_rows = columns.arrays["vector_rows"][: len(source)]
+        vector_rows.fill(-1)
+        vector_rows[vectored] = np.arange(len(vectored))
+        gather(base, source[vectored], rows, columns.matrix[: len(vectored)])
+        line = _Line(base, remap, new, columns, namespaces, strategies)
+        return line.viewing(len(source), len(vectored))
+
+    def appended(self, rows: Sequence[IndexRow]) -> Merge | None:
+        """This merge with ``rows`` (records new to the scope, whose ids sort after every row
+        of it) after its rows, written in place; ``None`` when that cannot be done (an id
+        that does not sort last, no spare room, or another append got there first)."""
+        rows = sorted(rows, key=lambda row: row.record_id)
+        size, held = self.snapshot.size, self.snapshot.matrix.shape[0]
+        if not rows or (size and rows[0].record_id <= self.snapshot.record_ids[size - 1]):
+            return None
+        has = has_vector(self.base, rows)
+        if not self.columns.claim(size, held, len(rows), int(has.sum())):
+            return None
+        arrays, tokens = self.columns.arrays, [tuple(tokenize(r.searchable)) for r in rows]
+        fields = _fields(self.base, rows, tokens)
+        namespaces, fields["namespace_codes"] = _codes(self.namespaces, fields["namespace_codes"])
+        strategies, fields["strategy_codes"] = _codes(self.strategies, fields["strategy_codes"])
+        end = size + len(rows)
+        for name, values in fields.items():
+            arrays[name][size:end] = values
+        first = len(self.new.rows)
+        arrays["source"][size:end] = -1 - np.arange(first, first + len(rows))
+        vector_rows = np.full(len(rows), -1, dtype=np.int64)
+        vector_rows[has] = np.arange(held, held + int(has.sum()))
+        arrays["vector_rows"][size:end] = vector_rows
+        if has.any():
+            fresh = unit([r for r, h in zip(rows, has.tolist(), strict=True) if h])
+            self.columns.matrix[held : held + len(fresh)] = fresh
+        for k, row in enumerate(rows):
+            self.new.add(row, tokens[k], size + k)
+        line = _Line(self.base, self.remap, self.new, self.columns, namespaces, strategies)
+        return line.viewing(end, held + int(has.sum()))
+
+
+@dataclass(frozen=True)
+class _Line:
+    """What the merges over one base share: its remap, new rows and columns."""
+
+    base: Snapshot
+    remap: IntArray
+    new: _New
+    columns: _Columns
+    namespaces: tuple[str, ...]
+    strategies: tuple[str, ...]
+
+    def viewing(self, size: int, vectors: int) -> Merge:
+        """The merge whose snapshot views ``size`` rows and ``vectors`` matrix rows."""
+        base, view = self.base, self.columns.view(size, vectors)
+        source, new = view["source"], self.new
+        snapshot = Snapshot(
+            embedder=base.embedder,
+            record_ids=Merged(source, base.record_ids, [r.record_id for r in new.rows]),
+            contents=Merged(source, base.contents, [r.content for r in new.rows]),
+            tokens=Merged(source, base.tokens, new.tokens),
+            lengths=view["lengths"],
+            postings=Postings(base.postings, self.remap, new.postings, size),
+            namespaces=self.namespaces,
+            namespace_codes=view["namespace_codes"],
+            strategies=self.strategies,
+            strategy_codes=view["strategy_codes"],
+            confidence=view["confidence"],
+            last_seen=view["last_seen"],
+            trusted=view["trusted"],
+            thread_rows=Threads(base.thread_rows, self.remap, new.threads, size),
+            vector_rows=view["vector_rows"],
+            matrix=view["matrix"],
+            loaders=Merged(source, BaseVersions(base), [r.load for r in new.rows]),
+            intact=base.intact,
         )
-        return self._made.setdefault(thread, made)
+        held = sum(a.nbytes for a in self.columns.arrays.values()) + self.columns.matrix.nbytes
+        held += base.nbytes() + self.remap.nbytes + len(new.rows) * _DELTA_ROW_BYTES
+        snapshot.held_bytes = held
+        return Merge(
+            snapshot, base, self.remap, new, self.columns, self.namespaces, self.strategies
+        )
 
-    def __iter__(self) -> Iterator[Thread]:
-        seen = set(self._new)
-        yield from self._new
-        for thread in self._base:
-            if thread not in seen:
-                yield thread
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+def _fields(
+    base: Snapshot, rows: Sequence[IndexRow], tokens: Sequence[tuple[str, ...]]
+) -> dict[str, Any]:
+    """The new rows' per-row values, named as the snapshot's arrays (codes as names)."""
+    return {
+        "lengths": np.array([len(t) for t in tokens], dtype=np.float64),
+        "namespace_codes": [row.namespace for row in rows],
+        "strategy_codes": [row.strategy for row in rows],
+        "confidence": np.array([row.confidence for row in rows], dtype=np.float64),
+        "last_seen": np.array([row.last_seen_at.timestamp() for row in rows], dtype=np.float64),
+        "trusted": np.array([row.trusted for row in rows], dtype=bool),
+    }
 
 
 def _codes(names: tuple[str, ...], values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
@@ -147,111 +252,10 @@ def _codes(names: tuple[str, ...], values: Sequence[str]) -> tuple[tuple[str, ..
     return tuple(known), np.asarray(codes, dtype=np.int64)
 
 
-def _pick(source: IntArray, base: npt.NDArray[Any], new: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """``base[source[i]]`` where ``source[i] >= 0``, else ``new[-1 - source[i]]``."""
-    out = np.empty(len(source), dtype=base.dtype)
+def _pick(
+    source: IntArray, base: npt.NDArray[Any], new: npt.NDArray[Any], out: npt.NDArray[Any]
+) -> None:
+    """``out[i] = base[source[i]]`` where ``source[i] >= 0``, else ``new[-1 - source[i]]``."""
     from_base = source >= 0
     out[from_base] = base[source[from_base]]
     out[~from_base] = new[-1 - source[~from_base]]
-    return out
-
-
-def merged(base: Snapshot, changed: Sequence[str], rows: Sequence[IndexRow]) -> Snapshot:
-    """``base`` without the rows of ``changed`` record ids, with ``rows`` (the live heads of
-    those ids now, any order), in record-id order; see the module docstring."""
-    rows = sorted(rows, key=lambda row: row.record_id)
-    record_ids = base.record_ids
-    dead = np.zeros(base.size, dtype=bool)
-    for record_id in changed:  # the base is in record-id order: one bisection each
-        at = bisect.bisect_left(record_ids, record_id)
-        if at < base.size and record_ids[at] == record_id:
-            dead[at] = True
-    kept = np.flatnonzero(~dead).astype(np.int64)
-    spots = [bisect.bisect_left(record_ids, row.record_id) for row in rows]
-    into = np.searchsorted(kept, np.asarray(spots, dtype=np.int64))
-    source = np.insert(kept, into, -1 - np.arange(len(rows), dtype=np.int64))
-    remap = np.full(base.size, -1, dtype=np.int64)
-    from_base = source >= 0
-    remap[source[from_base]] = np.flatnonzero(from_base)
-    at_row = np.flatnonzero(~from_base)  # where each new row landed (they stay in order)
-    tokens = [tuple(tokenize(row.searchable)) for row in rows]
-    namespaces, new_namespaces = _codes(base.namespaces, [row.namespace for row in rows])
-    strategies, new_strategies = _codes(base.strategies, [row.strategy for row in rows])
-    postings: dict[str, tuple[list[int], list[float]]] = {}
-    threads: dict[Thread, list[tuple[Any, str, int]]] = {}
-    for j, row in enumerate(rows):
-        for term, count in Counter(tokens[j]).items():
-            entry = postings.setdefault(term, ([], []))
-            entry[0].append(int(at_row[j]))
-            entry[1].append(float(count))
-        for thread in row.threads:
-            threads.setdefault(thread, []).append(
-                (row.first_seen_at, row.record_id, int(at_row[j]))
-            )
-    vector_rows, matrix = _matrix(base, source, rows)
-    snapshot = Snapshot(
-        embedder=base.embedder,
-        record_ids=_Merged(source, base.record_ids, [row.record_id for row in rows]),
-        contents=_Merged(source, base.contents, [row.content for row in rows]),
-        tokens=_Merged(source, base.tokens, tokens),
-        lengths=_pick(source, base.lengths, np.array([len(t) for t in tokens], np.float64)),
-        postings=_Postings(base.postings, remap, postings),
-        namespaces=namespaces,
-        namespace_codes=_pick(source, base.namespace_codes, new_namespaces),
-        strategies=strategies,
-        strategy_codes=_pick(source, base.strategy_codes, new_strategies),
-        confidence=_pick(source, base.confidence, np.array([r.confidence for r in rows])),
-        last_seen=_pick(
-            source, base.last_seen, np.array([r.last_seen_at.timestamp() for r in rows])
-        ),
-        trusted=_pick(source, base.trusted, np.array([r.trusted for r in rows], dtype=bool)),
-        thread_rows=_Threads(base.thread_rows, remap, threads),
-        vector_rows=vector_rows,
-        matrix=matrix,
-        loaders=_Merged(source, base.loaders, [row.load for row in rows]),
-        intact=base.intact,
-    )
-    arrays: list[npt.NDArray[Any]] = [snapshot.lengths, snapshot.namespace_codes, matrix]
-    arrays += [snapshot.strategy_codes, snapshot.confidence, snapshot.last_seen]
-    arrays += [snapshot.trusted, vector_rows, source]
-    held = base.nbytes() + remap.nbytes + sum(a.nbytes for a in arrays)
-    snapshot.held_bytes = held + len(rows) * _DELTA_ROW_BYTES
-    return snapshot
-
-
-def _matrix(
-    base: Snapshot, source: IntArray, rows: Sequence[IndexRow]
-) -> tuple[IntArray, npt.NDArray[np.float32]]:
-    """The merged rows' matrix positions (-1: no vector) and their unit rows, in merged order
-    (so a merged snapshot whose every row has a vector is aligned, as a built one is)."""
-    embedder = base.embedder
-    dims = embedder.dims if embedder is not None else 0
-    new_vector = np.array(
-        [embedder is not None and r.vector is not None and np.size(r.vector) == dims for r in rows],
-        dtype=bool,
-    )
-    from_base = source >= 0
-    has = np.empty(len(source), dtype=bool)
-    has[from_base] = base.vector_rows[source[from_base]] >= 0
-    has[~from_base] = new_vector[-1 - source[~from_base]]
-    vector_rows = np.full(len(source), -1, dtype=np.int64)
-    with_vector = np.flatnonzero(has)
-    vector_rows[with_vector] = np.arange(len(with_vector))
-    matrix = np.empty((len(with_vector), dims), dtype=np.float32)
-    if not len(with_vector):
-        return vector_rows, matrix
-    at = source[with_vector]
-    old = at >= 0
-    # One pass over the base's matrix into the new one (a new row's slot is filled below).
-    if old.any():
-        picked = np.where(old, base.vector_rows[np.where(old, at, 0)], 0)
-        np.take(base.matrix, picked, axis=0, out=matrix)
-    if not old.all():
-        new_rows = (-1 - at[~old]).tolist()
-        fresh = np.stack(
-            [np.asarray(rows[j].vector, dtype=np.float32).reshape(-1) for j in new_rows]
-        )
-        norms = np.linalg.norm(fresh, axis=1, keepdims=True)
-        np.divide(fresh, np.where(norms > 0, norms, 1), out=fresh)
-        matrix[~old] = fresh
-    return vector_rows, matrix
