@@ -8,7 +8,9 @@ recall (query vector given, so the figure is the engine and the store; journal w
 Two ways, each through its own ``EmbeddedRecallIndex`` over the same store: with the store's
 change feed (the index catches up by a delta, ``cairn.recall.index.catch_up``) and without it
 (every write costs the next recall a rebuild and a rewrite of the snapshot file, as before).
-A warm recall with no write before it is timed beside them. Prints one JSON object per size,
+A warm recall with no write before it is timed beside them. ``--runs`` above the delta's
+bound (``catch_up.delta_bound``) shows the one rebuild the bound costs (``max_ms``);
+``--before-runs 0`` leaves the rebuilding way out. Prints one JSON object per size,
 with the load average; nothing is written to the docs (the figures are quoted by hand in
 docs/benchmarks.md).
 """
@@ -81,6 +83,7 @@ def _summary(samples: list[float]) -> dict[str, float]:
     return {
         "median_ms": round(statistics.median(ordered), 2),
         "p95_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 2),
+        "max_ms": round(ordered[-1], 2),
         "runs": len(ordered),
     }
 
@@ -118,6 +121,8 @@ def measure(size: int, runs: int, before_runs: int, workdir: Path) -> dict[str, 
             ("delta (after)", stores.changes, runs),
             ("rebuild (before)", None, before_runs),
         ):
+            if not count:
+                continue
             index = EmbeddedRecallIndex(
                 stores.records, generations, snapshots=snapshots, changes=changes
             )

@@ -1,23 +1,26 @@
 """Bringing a held snapshot up to date from the store's change feed, instead of rebuilding it.
 
-A snapshot is built (or mapped from its file) together with the scope's last change sequence,
-read before its rows (``RecordChangeFeed.last_sequence``): every write it does not reflect has
-a later sequence. When the scope's generation moves, ``advance`` reads the scope's changes
-after that sequence (``scope_changes``), reads the current head of each record they name
-(``RecordStore.get``, and its vector in one ``vectors`` call), and the recall answers from
-``delta.merged``: the base snapshot with those records' rows left out and their live heads put
-in. Reading a record's head now, rather than replaying the change, makes a change seen twice
-(a write that landed between the sequence and the rows) harmless.
+A snapshot is built (or mapped from its file) together with the scope's position in the change
+feed, read before its rows (``position``: ``RecordChangeFeed.last_sequence`` and that change's
+event id): every write it does not reflect has a later sequence. When the scope's generation
+moves, ``advance`` checks the feed still holds that change (a store put back from a backup, or
+made again, does not: rebuilt), reads the scope's changes after it (``scope_changes``), reads
+the current head of each record they name (``RecordStore.get``, and its vector in one
+``vectors`` call), and the recall answers from a ``delta.Merge``: the base snapshot with those
+records' rows left out and their live heads put in (records new to the scope appended in
+place). Reading a record's head now, rather than replaying the change, makes a change seen
+twice (a write that landed between the position and the rows) harmless.
 
 A delta is only a bridge to the next rebuild. ``advance`` declines (the caller rebuilds from
 the rows, and a persisted snapshot is written again) when:
 
 - the records changed since the base exceed ``delta_bound(base.size)``: ``DELTA_MIN_ROWS``
-  rows, or ``DELTA_SHARE`` of the scope if that is more. Each catch-up merges in O(rows) array
-  work plus a copy of the matrix (docs/benchmarks.md measures it: milliseconds at 10k, tens of
-  them at 100k), and a rebuild costs 0.5 s at 10k and 5.7 s at 100k; so the bound keeps a
-  rebuild to at most one per ``DELTA_SHARE`` of the scope written, a few ms per write spread
-  over the writes, and the delta's own heap (its rows) a small share of the snapshot's;
+  rows, or ``DELTA_SHARE`` of the scope if that is more. An append costs the new rows; any
+  other catch-up merges in O(rows) array work plus a copy of the matrix; a rebuild costs
+  0.5 s at 10k and 5.7 s at 100k (quiet). So the bound keeps a rebuild to one per
+  ``DELTA_SHARE`` of the scope written, a few ms per write spread over the writes, and the
+  delta's own heap (its rows) a small share of the snapshot's (docs/benchmarks.md, "Catching
+  up by a delta", measures it);
 - a change is an erasure: the base still holds the erased content (in the heap, or in its file
   until the erase destroys it), and an erasure must leave no content behind, so the snapshot
   is rebuilt from the store, which no longer holds it;

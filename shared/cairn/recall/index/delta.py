@@ -4,7 +4,7 @@ changed, plus the changed records' current heads, merged in record-id order.
 ``Merge.over(base, changed, rows)`` is the snapshot ``build_snapshot`` would make of the
 scope's live heads now, given ``base`` (a snapshot of them as they were), the record ids whose
 heads may have changed since (``changed``) and the rows of those that are live heads now
-(``rows``): every row of ``base`` whose record id is in ``changed`` is left out (a tombstone),
+(``rows``): every row of ``base`` whose record id is in ``changed`` is left out,
 and each row of ``rows`` is put where its record id sorts. What recall reads of every row is
 made afresh as arrays (lengths, codes, confidence, recency, trust, and the unit matrix, in the
 merged order: a gather of the base's rows, O(rows x dims) bytes copied, no parse); what it

@@ -47,11 +47,20 @@ def gather(
     base: Snapshot, at: IntArray, rows: Sequence[IndexRow], out: npt.NDArray[np.float32]
 ) -> None:
     """``out``: the unit vector of each merged row in ``at`` (its source code), the base's
-    copied in one pass, the new rows' normalised."""
-    old = at >= 0
-    if old.any():
-        np.take(
-            base.matrix, np.where(old, base.vector_rows[np.where(old, at, 0)], 0), axis=0, out=out
-        )
-    if not old.all():
-        out[~old] = unit([rows[j] for j in (-1 - at[~old]).tolist()])
+    copied a run of consecutive rows at a time, the new rows' normalised.
+
+    A merge keeps the base's rows in order with a few left out or put between, so its rows are
+    a few long runs: copied as slices they move at memory speed (0.09 s for 150 MB here), where
+    one ``take`` over every row index took 0.2-0.9 s."""
+    targets = np.flatnonzero(at >= 0)
+    if len(targets):
+        sources = base.vector_rows[at[targets]]
+        breaks = np.flatnonzero((np.diff(targets) != 1) | (np.diff(sources) != 1)) + 1
+        starts = np.concatenate(([0], breaks))
+        lengths = np.diff(np.concatenate((starts, [len(targets)]))).tolist()
+        spans = zip(targets[starts].tolist(), sources[starts].tolist(), lengths, strict=True)
+        for into, start, length in spans:
+            out[into : into + length] = base.matrix[start : start + length]
+    if len(targets) < len(at):
+        new = at < 0
+        out[new] = unit([rows[j] for j in (-1 - at[new]).tolist()])

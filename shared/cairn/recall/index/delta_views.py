@@ -65,7 +65,7 @@ class BaseVersions(Sequence[RowLoader]):
 
 
 class Postings(Mapping[str, tuple[IntArray, FloatArray]]):
-    """The base's postings with its row numbers mapped (tombstones dropped), plus the new
+    """The base's postings with its row numbers mapped (rows left out dropped), plus the new
     rows' own below ``limit`` (each term's list ascends by merged row), merged when asked."""
 
     def __init__(
