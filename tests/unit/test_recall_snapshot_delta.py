@@ -152,3 +152,29 @@ def test_an_erasure_after_a_delta_leaves_no_content_in_the_folder(tmp_path: Path
         stores = reopened.stores()
         assert seen(asked(stores, clock)) == scanned(stores, clock)
     assert PRIVATE.encode() not in folder_bytes(store)
+
+
+def test_a_vector_added_by_reembedding_is_caught_up_with_the_writes_beside_it(
+    tmp_path: Path,
+) -> None:
+    clock = FixedClock()
+    with SQLiteBackend(tmp_path / "cairn.db", clock) as backend:
+        stores = backend.stores()
+        write(stores, ["Prefers green tea"])
+        bare = NewRecord(
+            namespace="/facts/a1/",
+            content="Drinks aubergine tea at noon",
+            sources=(Source(kind=SourceKind.USER, session_id="s1"),),
+        )
+        (unvectored,) = stores.records.apply(SCOPE, [Create(record=bare)])
+        asked(stores, clock)
+        # Re-embedding writes a vector and moves the generation, but no change in the feed;
+        # a write lands beside it.
+        values = tuple(EMBEDDER.embed([unvectored.content])[0])
+        vector = Vector(embedder=EMBEDDER.identity, values=values)
+        assert stores.records.add_vectors(SCOPE, [(unvectored.ref, vector)]) == 1  # type: ignore[attr-defined]
+        write(stores, ["Turn 1 was about tea"])
+        found = asked(stores, clock)
+        assert seen(found) == scanned(stores, clock)
+        assert found.counts.reembedded == 0  # the stored vector was used, not made again
+        assert counts(stores) == (0, 1, 1)

@@ -24,7 +24,11 @@ the rows, and a persisted snapshot is written again) when:
 - a change is an erasure: the base still holds the erased content (in the heap, or in its file
   until the erase destroys it), and an erasure must leave no content behind, so the snapshot
   is rebuilt from the store, which no longer holds it;
-- the base is no longer whole (an erase destroyed its file under it).
+- the base is no longer whole (an erase destroyed its file under it);
+- more than ``VECTORLESS_MAX`` rows have no vector of the recall's embedder: a vector added by
+  re-embedding (``VectorWriter.add_vectors``) moves the generation but writes no change, so
+  each catch-up reads the vectors of the rows that had none, and takes in those that have one
+  now; that read is kept to a few rows.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from cairn.errors import RecordNotFoundError
 from cairn.models import EmbedderId, Scope
 from cairn.ports import IndexRow, RecordChangeFeed, RecordStore
@@ -40,6 +46,9 @@ from cairn.recall.index.delta import Merge
 from cairn.recall.index.snapshot import Snapshot, row_of
 
 DELTA_MIN_ROWS = 256
+# Rows without a vector whose vectors each catch-up reads again (a vector added by re-embedding
+# is no change in the feed); with more, every catch-up rebuilds.
+VECTORLESS_MAX = 256
 DELTA_SHARE = 0.05
 _PAGE = 1000  # changes read per page (the feed's largest)
 
@@ -135,7 +144,32 @@ def advance(
         if len(page) < _PAGE - 1:
             break
         page = feed.scope_changes(scope, sequence, limit=_PAGE)
+    vectored = _vectored_since(delta.snapshot(), records, scope, embedder)
+    if vectored is None:
+        return None
+    changed.update(dict.fromkeys(vectored))
+    if len(changed.keys() | delta.rows.keys()) > bound:
+        return None
     return delta.taking(sequence, anchor, _current_rows(records, scope, embedder, list(changed)))
+
+
+def _vectored_since(
+    snapshot: Snapshot, records: RecordStore, scope: Scope, embedder: EmbedderId | None
+) -> list[str] | None:
+    """The record ids whose rows have no vector in ``snapshot`` but whose heads have one now
+    (``VectorWriter.add_vectors``, ``cairn reindex``, moves the generation and writes no
+    change), read in one ``vectors`` call; ``None`` when more than ``VECTORLESS_MAX`` rows lack
+    one (the caller rebuilds, as before the delta)."""
+    if embedder is None:
+        return []
+    missing = np.flatnonzero(np.asarray(snapshot.vector_rows) < 0)
+    if len(missing) > VECTORLESS_MAX:
+        return None
+    if not len(missing):
+        return []
+    heads = [snapshot.version(row) for row in missing.tolist()]
+    stored = records.vectors(scope, [v.ref for v in heads], embedder)
+    return [v.record_id for v in heads if np.size(stored.get(v.ref, ())) == embedder.dims]
 
 
 def _current_rows(
