@@ -64,6 +64,16 @@ def tokenize(text: str) -> list[str]:
     return [_stem(word) for word in _WORD.findall(folded) if word not in STOPWORDS]
 
 
+def query_terms(query: Sequence[str]) -> tuple[str, ...]:
+    """The distinct terms of a tokenized query, in the order they first appear.
+
+    BM25 and the query's term weight add one float per term, and float addition is not
+    associative: summing in ``set`` order would let a score's last bit depend on the process's
+    hash seed. Every scorer (the scan and the recall index) iterates this order instead.
+    """
+    return tuple(dict.fromkeys(query))
+
+
 def bm25_scores(
     query: Sequence[str],
     documents: Sequence[Sequence[str]],
@@ -76,7 +86,7 @@ def bm25_scores(
     idf uses the non-negative form ``ln(1 + (N - df + 0.5) / (df + 0.5))`` (as Lucene does), so
     a term present in every row still counts a little instead of subtracting.
     """
-    terms = set(query)
+    terms = query_terms(query)
     if not terms or not documents:
         return [0.0] * len(documents)
     counts = [Counter(doc) for doc in documents]

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cairn.recall.candidates import Candidate, CandidatePool
-from cairn.recall.keywords import tokenize
+from cairn.recall.keywords import query_terms, tokenize
 from cairn.recall.query import RecallPolicy
 
 # The best cosine is compared with the one this far down the pool (``confident``).
@@ -142,13 +142,14 @@ def _fallback(pool: CandidatePool, best_keyword: float, policy: RecallPolicy) ->
 def query_weight(pool: CandidatePool, query_text: str) -> float:
     """``Σ idf(t)`` over the query's distinct keyword terms, with BM25's idf over the pool's
     rows: 0 for a query with no keyword term or an empty pool."""
-    terms = set(tokenize(query_text))
+    terms = query_terms(tokenize(query_text))
     total = len(pool.candidates)
     if not terms or not total:
         return 0.0
-    frequency = dict.fromkeys(terms, 0)
+    frequency = dict.fromkeys(terms, 0)  # summed in the query's order
+    distinct = frozenset(terms)
     for candidate in pool.candidates:
-        for term in terms.intersection(candidate.tokens):
+        for term in distinct.intersection(candidate.tokens):
             frequency[term] += 1
     return term_weight(frequency.values(), total)
 

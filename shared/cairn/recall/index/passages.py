@@ -35,7 +35,7 @@ from cairn.ports import Embedder
 from cairn.recall.candidates import row_cosines, unit, unit_rows
 from cairn.recall.index.progress import embedding_listener
 from cairn.recall.index.scoring import Cosines, screen
-from cairn.recall.keywords import tokenize
+from cairn.recall.keywords import query_terms, tokenize
 from cairn.recall.query import RecallPolicy
 from cairn.recall.relevance import term_weight
 from cairn.recall.temporal import Period
@@ -240,7 +240,7 @@ def _bm25(arrays: _Arrays, query: Sequence[str], policy: RecallPolicy) -> FloatA
     k1, b = policy.bm25_k1, policy.bm25_b
     average = float(arrays.lengths.sum()) / total or 1.0
     norm = k1 * ((1 - b) + (b * arrays.lengths) / average)
-    for term in set(query):
+    for term in query_terms(query):
         posting = arrays.postings.get(term)
         if posting is None:
             continue
@@ -251,7 +251,7 @@ def _bm25(arrays: _Arrays, query: Sequence[str], policy: RecallPolicy) -> FloatA
 
 
 def _query_weight(arrays: _Arrays, query: Sequence[str]) -> float:
-    terms = set(query)
+    terms = query_terms(query)
     if not terms:
         return 0.0
     postings = arrays.postings

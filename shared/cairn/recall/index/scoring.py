@@ -20,6 +20,7 @@ from cairn.recall.candidates import row_cosines, unit, unit_rows
 from cairn.recall.index.layout import layout, whole
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.index.understanding import confident, frequency_of
+from cairn.recall.keywords import query_terms
 from cairn.recall.query import RecallPolicy
 from cairn.recall.relevance import term_weight
 from cairn.recall.subject import embedding_text
@@ -32,7 +33,7 @@ def bm25(
     length are the view's), aligned with ``view``."""
     total = len(view)
     scores = np.zeros(total, dtype=np.float64)
-    terms = set(query)
+    terms = query_terms(query)
     if not terms or not total:
         return scores
     k1, b = policy.bm25_k1, policy.bm25_b
@@ -70,8 +71,8 @@ def bm25(
 
 def query_weight(snapshot: Snapshot, view: IntArray, query: Sequence[str]) -> float:
     """``cairn.recall.relevance.query_weight`` over the view: the query's distinct terms in the
-    same (set) order, each term's document frequency counted from its postings."""
-    terms = set(query)
+    same order (``query_terms``), each term's document frequency counted from its postings."""
+    terms = query_terms(query)
     total = len(view)
     if not terms or not total:
         return 0.0
