@@ -17,19 +17,21 @@ from cairn.recall.keywords import query_terms
 
 # Builds a store whose rows share many query terms at varied frequencies, then prints every
 # score the scan and the index compute, as exact hex doubles: a row's line names its content
-# (record ids, and so the rows' order, differ between processes), the last line is the weight.
+# (record ids, and so the rows' order, differ between processes), then the query's weight, then
+# the passage index's keyword score and fused relevance of the same texts as passages.
 _SCRIPT = """
 from datetime import UTC, datetime
 from cairn.changes import Create, NewRecord
 from cairn.models import Scope, Source, SourceKind
 from cairn.recall.candidates import gather
 from cairn.recall.index import read_rows
+from cairn.recall.index.passages import Passage, PassageIndex
 from cairn.recall.index.scoring import bm25, query_weight as index_weight
 from cairn.recall.index.snapshot import build_snapshot
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
 from cairn.recall.relevance import query_weight as scan_weight
-from cairn.testing import FixedClock, InMemoryBackend
+from cairn.testing import FixedClock, HashingEmbedder, InMemoryBackend
 
 WORDS = "amber basil cedar delta ember fjord garnet harbor indigo juniper kelp lantern".split()
 scope = Scope(memory_id="mem-order", actor_id="user-1")
@@ -54,6 +56,11 @@ rows = zip(pool.candidates, scan, strict=True)
 for line in sorted(f"{candidate.version.content}={score.hex()}" for candidate, score in rows):
     print(line.replace(" ", "_"))
 print(weight.hex())
+at = datetime(2025, 8, 20, tzinfo=UTC)
+passages = [Passage(f"ev-{i}", at, at, c.version.content) for i, c in enumerate(pool.candidates)]
+for kept in PassageIndex().search(scope, sorted(passages, key=lambda p: p.text), text,
+                                  embedder=HashingEmbedder(), policy=policy):
+    print(f"passage-{kept.position}={kept.keyword.hex()}/{kept.relevance.hex()}")
 """
 
 
@@ -74,7 +81,8 @@ def test_the_query_terms_are_its_distinct_tokens_in_the_order_first_named() -> N
 def test_scores_are_the_same_bits_under_every_hash_seed() -> None:
     seen = {seed: _scores_under(seed) for seed in ("0", "1", "2", "3", "4", "5")}
     first = seen["0"]
-    assert len(first) == 41  # forty rows' scores and the query's term weight
+    assert len(first) > 41  # forty rows' scores, the query's term weight, passages kept
     assert any(float.fromhex(line.split("=")[1]) > 0 for line in first[:40])
+    assert any(line.startswith("passage-") for line in first)
     for seed, scores in seen.items():
         assert scores == first, f"PYTHONHASHSEED={seed} scored differently"
