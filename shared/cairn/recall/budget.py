@@ -95,7 +95,7 @@ def clamp(
     used = _FRAME_WITH_ENTRIES + (_WEAK_LINE_COST if weak else 0)
     # Untrusted lines may spend at most this many bytes while trusted candidates exist
     # (issue 17, crowding); one past it is passed over, so a trusted line below still fits.
-    shared = any(r.candidate.version.trust is Trust.TRUSTED for r in ranked[:top_k])
+    shared = any(r.candidate.trusted for r in ranked[:top_k])
     untrusted_room = policy.max_untrusted_share * (limit - used) if shared else float(limit)
     untrusted_used = 0
     selected: list[Ranked] = []

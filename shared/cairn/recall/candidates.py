@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from cairn.models import RecordVersion, Scope, VersionRef
+from cairn.models import RecordVersion, Scope, Trust, VersionRef
 from cairn.ports import MAX_PAGE_SIZE, Embedder, RecordStore
 from cairn.recall.keywords import bm25_scores, tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
@@ -32,15 +34,117 @@ FloatVector = npt.NDArray[np.float32]
 RecordFilter = Callable[[RecordVersion], bool]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Candidate:
-    """A live head with its keyword score and, if it has a vector, its unit vector and cosine."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
-    version: RecordVersion
-    tokens: tuple[str, ...]
-    keyword: float
-    vector: FloatVector | None = None
-    cosine: float | None = None
+
+def epoch_micros(when: datetime) -> int:
+    """``when`` (timezone-aware) as whole microseconds since the epoch: exact, so the age
+    ``now - when`` in microseconds is the one ``timedelta`` holds."""
+    return (when - _EPOCH) // _MICROSECOND
+
+
+class LazyVersion(Protocol):
+    """What ranking and dedup read of a row without parsing its version (a recall index's
+    row), each the value the version holds; ``load`` parses the version itself."""
+
+    @property
+    def record_id(self) -> str: ...
+
+    @property
+    def confidence(self) -> float: ...
+
+    @property
+    def last_seen_micros(self) -> int: ...
+
+    @property
+    def content_digest(self) -> str: ...
+
+    @property
+    def trusted(self) -> bool: ...
+
+    def load(self) -> RecordVersion: ...
+
+
+class Candidate:
+    """A live head with its keyword score and, if it has a vector, its unit vector and cosine.
+
+    Built from a parsed ``version``, or from a ``lazy`` row whose version is parsed only when
+    ``version`` is first read: ranking and dedup read ``record_id``, ``confidence``,
+    ``last_seen_micros``, ``content_digest`` and ``trusted``, which a lazy row answers without
+    parsing, so only the entries a block shows are parsed.
+    """
+
+    __slots__ = ("_lazy", "_version", "cosine", "keyword", "tokens", "vector")
+
+    def __init__(
+        self,
+        version: RecordVersion | None = None,
+        *,
+        tokens: tuple[str, ...],
+        keyword: float,
+        vector: FloatVector | None = None,
+        cosine: float | None = None,
+        lazy: LazyVersion | None = None,
+    ) -> None:
+        if (version is None) == (lazy is None):
+            raise ValueError("a candidate needs exactly one of a version and a lazy row")
+        self._version = version
+        self._lazy = lazy
+        self.tokens = tokens
+        self.keyword = keyword
+        self.vector = vector
+        self.cosine = cosine
+
+    @property
+    def version(self) -> RecordVersion:
+        if self._version is None:
+            assert self._lazy is not None
+            self._version = self._lazy.load()
+        return self._version
+
+    @property
+    def record_id(self) -> str:
+        return self._lazy.record_id if self._lazy is not None else self.version.record_id
+
+    @property
+    def confidence(self) -> float:
+        return self._lazy.confidence if self._lazy is not None else self.version.confidence
+
+    @property
+    def last_seen_micros(self) -> int:
+        """The last confirmation as microseconds since the epoch (``epoch_micros``)."""
+        if self._lazy is not None:
+            return self._lazy.last_seen_micros
+        return epoch_micros(self.version.last_seen_at)
+
+    @property
+    def content_digest(self) -> str:
+        if self._lazy is not None:
+            return self._lazy.content_digest
+        return self.version.content_digest
+
+    @property
+    def trusted(self) -> bool:
+        if self._lazy is not None:
+            return self._lazy.trusted
+        return self.version.trust is Trust.TRUSTED
+
+    def could_name(self, query_tokens: frozenset[str]) -> bool:
+        """False only when no entity of the record can be named by ``query_tokens``: a lazy
+        row's tokens are its searchable text's, which holds every entity's tokens, so a row
+        sharing none of the query's tokens names none (its version need not be parsed)."""
+        return self._lazy is None or not query_tokens.isdisjoint(self.tokens)
+
+    def with_version(self, version: RecordVersion) -> Candidate:
+        """The same candidate for ``version`` in place of its own (a read-time view of it)."""
+        return Candidate(
+            version,
+            tokens=self.tokens,
+            keyword=self.keyword,
+            vector=self.vector,
+            cosine=self.cosine,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cairn.models import Trust
 from cairn.recall.candidates import Candidate
 from cairn.recall.keywords import jaccard
 from cairn.recall.query import RecallPolicy
@@ -39,7 +38,7 @@ class Deduplicated:
 
 
 def _alike(left: Candidate, right: Candidate, cosine: float, overlap: float) -> bool:
-    if left.version.content_digest == right.version.content_digest:
+    if left.content_digest == right.content_digest:
         return True
     if left.vector is not None and right.vector is not None:
         return float(np.dot(left.vector, right.vector)) >= cosine
@@ -55,9 +54,9 @@ def duplicates(later: Candidate, kept: Candidate, policy: RecallPolicy) -> bool:
     """Whether ``later`` (ranked below ``kept``) is dropped as a duplicate of it: never when
     ``later`` is trusted and ``kept`` is not; by the looser thresholds when ``later`` is
     untrusted."""
-    if later.version.trust is Trust.UNTRUSTED:
+    if not later.trusted:
         return _alike(later, kept, policy.untrusted_dedup_cosine, policy.untrusted_dedup_jaccard)
-    if kept.version.trust is Trust.UNTRUSTED:
+    if not kept.trusted:
         return False
     return is_paraphrase(later, kept, policy)
 
@@ -81,7 +80,7 @@ def deduplicate(
     when ``ranked`` is only its prefix (a recall index's answer); by default ``ranked`` is
     looked at."""
     if any_trusted is None:
-        any_trusted = any(r.candidate.version.trust is Trust.TRUSTED for r in ranked)
+        any_trusted = any(r.candidate.trusted for r in ranked)
     cap = untrusted_limit(policy, limit) if any_trusted else limit
     kept: list[Ranked] = []
     untrusted = 0
@@ -93,7 +92,7 @@ def deduplicate(
         if _duplicates_any(candidate, kept, policy):
             dropped += 1
             continue
-        if candidate.version.trust is Trust.UNTRUSTED:
+        if not candidate.trusted:
             if untrusted >= cap:
                 dropped += 1
                 continue
@@ -105,9 +104,8 @@ def deduplicate(
 def _duplicates_any(later: Candidate, kept: Sequence[Ranked], policy: RecallPolicy) -> bool:
     """``any(duplicates(later, k.candidate, policy) for k in kept)``, with what depends on
     ``later`` alone looked up once."""
-    version = later.version
-    digest, vector = version.content_digest, later.vector
-    if version.trust is Trust.UNTRUSTED:
+    digest, vector = later.content_digest, later.vector
+    if not later.trusted:
         cosine, overlap, spare_untrusted = (
             policy.untrusted_dedup_cosine,
             policy.untrusted_dedup_jaccard,
@@ -117,9 +115,9 @@ def _duplicates_any(later: Candidate, kept: Sequence[Ranked], policy: RecallPoli
         cosine, overlap, spare_untrusted = policy.dedup_cosine, policy.dedup_jaccard, True
     for item in kept:
         other = item.candidate
-        if spare_untrusted and other.version.trust is Trust.UNTRUSTED:
+        if spare_untrusted and not other.trusted:
             continue
-        if digest == other.version.content_digest:
+        if digest == other.content_digest:
             return True
         if vector is not None and other.vector is not None:
             if float(np.dot(vector, other.vector)) >= cosine:

@@ -179,7 +179,7 @@ def _read_now(
     merged: dict[str, Ranked] = {}
     for ranked in (*found.ranked, *rest.ranked):
         version = quarantine.view(ranked.candidate.version)
-        viewed = replace(ranked, candidate=replace(ranked.candidate, version=version))
+        viewed = replace(ranked, candidate=ranked.candidate.with_version(version))
         merged.setdefault(version.record_id, viewed)
     ordered = sorted(merged.values(), key=lambda r: -r.score)
     return ordered, rest.any_trusted

@@ -20,11 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cairn.recall.candidates import Candidate
+from cairn.recall.candidates import Candidate, epoch_micros
 from cairn.recall.query import RecallPolicy
 from cairn.recall.relevance import Relevant
 
 _SECONDS_PER_DAY = 86_400.0
+_MICROS_PER_SECOND = 1_000_000
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -38,7 +39,13 @@ class Ranked:
 
 def recency(last_seen_at: datetime, now: datetime, half_life_days: float) -> float:
     """In (0, 1]: 1 for a record confirmed now (or later), halving every half-life of age."""
-    age_days = max(0.0, (now - last_seen_at).total_seconds() / _SECONDS_PER_DAY)
+    return _recency(epoch_micros(now) - epoch_micros(last_seen_at), half_life_days)
+
+
+def _recency(age_micros: int, half_life_days: float) -> float:
+    # ``timedelta.total_seconds`` is its microseconds over 10**6 (integer true division), so
+    # this is the double the datetime arithmetic gives.
+    age_days = max(0.0, (age_micros / _MICROS_PER_SECOND) / _SECONDS_PER_DAY)
     return float(0.5 ** (age_days / half_life_days))
 
 
@@ -56,26 +63,31 @@ def ranking_score(
     policy: RecallPolicy,
 ) -> float:
     """The score a record ranks by; in [0, relevance], 0 whenever relevance is 0."""
+    age = epoch_micros(now) - epoch_micros(last_seen_at)
+    return _score(relevance, confidence, age, policy)
+
+
+def _score(relevance: float, confidence: float, age_micros: int, policy: RecallPolicy) -> float:
     w = policy.recency_weight
-    fresh = recency(last_seen_at, now, policy.recency_half_life_days)
+    fresh = _recency(age_micros, policy.recency_half_life_days)
     return relevance * ((1 - w) * confidence_multiplier(confidence, policy) + w * fresh)
 
 
 def rank(relevant: Sequence[Relevant], policy: RecallPolicy, now: datetime) -> list[Ranked]:
     """Best first: by score, then relevance, then record id (so equal inputs rank the same)."""
+    now_micros = epoch_micros(now)
     ranked = [
         Ranked(
             candidate=item.candidate,
             relevance=item.relevance,
-            score=ranking_score(
+            score=_score(
                 item.relevance,
-                item.candidate.version.confidence,
-                item.candidate.version.last_seen_at,
-                now,
+                item.candidate.confidence,
+                now_micros - item.candidate.last_seen_micros,
                 policy,
             ),
         )
         for item in relevant
     ]
-    ranked.sort(key=lambda r: (-r.score, -r.relevance, r.candidate.version.record_id))
+    ranked.sort(key=lambda r: (-r.score, -r.relevance, r.candidate.record_id))
     return ranked

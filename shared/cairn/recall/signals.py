@@ -61,11 +61,11 @@ def boost(
     lag = timedelta(days=policy.temporal_lag_days)
     boosted: list[Relevant] = []
     for item in relevant:
-        version = item.candidate.version
+        candidate = item.candidate
         factor = 1.0
-        if tokens and names_an_entity(version, tokens):
+        if tokens and candidate.could_name(tokens) and names_an_entity(candidate.version, tokens):
             factor *= 1.0 + entity_weight
-        if periods and in_periods(version, periods, lag):
+        if periods and in_periods(candidate.version, periods, lag):
             factor *= 1.0 + temporal_weight
         if factor == 1.0:
             boosted.append(item)

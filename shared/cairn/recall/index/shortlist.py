@@ -296,4 +296,4 @@ def _shortlist(
 
 def _rank_key(item: Ranked) -> tuple[float, float, str]:
     """``cairn.recall.ranking.rank``'s order: score, then relevance, then record id."""
-    return (-item.score, -item.relevance, item.candidate.version.record_id)
+    return (-item.score, -item.relevance, item.candidate.record_id)

@@ -22,7 +22,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from cairn.models import EmbedderId, RecordVersion, Trust, namespace_matches
+from cairn.models import EmbedderId, RecordVersion, Trust, content_digest, namespace_matches
 from cairn.ports import PROGRESS_EVERY, BuildProgress, IndexRow, RowLoader
 from cairn.recall.candidates import searchable_text
 from cairn.recall.expansion import Thread, threads
@@ -93,6 +93,7 @@ class Snapshot:
     # snapshot always is.
     intact: Callable[[], bool] = _always
     _loaded: dict[int, RecordVersion] = field(default_factory=dict)
+    _digests: dict[int, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -106,6 +107,14 @@ class Snapshot:
             found = self.loaders[row]()
             with self._lock:
                 self._loaded[row] = found
+        return found
+
+    def content_digest(self, row: int) -> str:
+        """The content digest of ``row``'s version, from its content (a version's digest is
+        its content's, checked whenever one is parsed), worked out once and kept."""
+        found = self._digests.get(row)
+        if found is None:
+            found = self._digests[row] = content_digest(self.contents[row])
         return found
 
     def view(self, namespace_prefix: str | None, strategy: str | None) -> IntArray:
