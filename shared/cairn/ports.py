@@ -973,6 +973,21 @@ class IndexRowStream(Protocol):
         ...
 
 
+@runtime_checkable
+class HeadRowReader(Protocol):
+    """A record store that hands a recall index the rows of named records only (an optional
+    capability beside ``IndexRowReader``): what a deployed index object needs to catch up
+    with the change feed instead of reading the whole scope."""
+
+    def index_rows_of(
+        self, scope: Scope, embedder: EmbedderId | None, record_ids: Sequence[str]
+    ) -> dict[str, IndexRow]:
+        """The rows ``index_rows`` would give for those of ``record_ids`` whose head is active
+        now, read strongly consistent, by record id; the others (retracted, superseded,
+        erased, never written) are absent."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class IndexObject:
     """A stored recall index object as read: its bytes (``None`` when it is still at the ETag

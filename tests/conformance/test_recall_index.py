@@ -231,3 +231,40 @@ def test_a_filter_finds_a_match_ranked_below_a_hundred_better_records(
     assert found.counts.candidates == 1  # the filter narrowed the collection, not the answer
     unfiltered = asked(stores, clock, RecallQuery(text=query.text, top_k=100))
     assert blue.content not in {e.version.content for e in unfiltered.entries}
+
+
+def test_every_kind_of_write_shows_in_a_fresh_handle_as_the_scan(
+    persistent_backend: str, clock: FixedClock, tmp_path: Path
+) -> None:
+    """Each handle recalls once, after the writes before it: on DynamoDB it finds the scope's
+    index object one write behind and catches it up with the change feed."""
+    writer = open_backend(persistent_backend, clock, tmp_path)
+    try:
+        ids = fill(writer, clock)
+        assert_same_as_a_scan(writer, clock)  # the object (or persisted index), built once
+        otto = Vector(
+            embedder=EMBEDDER.identity, values=tuple(EMBEDDER.embed(["Has a dog named Otto"])[0])
+        )
+        writes = [
+            Create(record=fact("Adopted a second dog named Rex", 9)),
+            Revise(
+                record_id=ids[2], patch=RecordPatch(content="Has a dog named Otto"), vector=otto
+            ),
+            FoldIn(record_id=ids[0]),
+            Supersede(record_id=ids[6], replacement=fact("Plays chess on Saturdays now", 10)),
+            Retract(record_id=ids[1]),
+        ]
+        for change in writes:
+            clock.advance(seconds=60)
+            writer.records.apply(SCOPE, [change])
+            reader = open_backend(persistent_backend, clock, tmp_path)
+            try:
+                assert_same_as_a_scan(reader, clock)
+                source = getattr(index_of(reader), "source", None)
+                if source is not None:  # the object path: caught up, not read whole
+                    assert (source.patched, source.rebuilt) == (1, 0)
+            finally:
+                reader.close()
+        assert_same_as_a_scan(writer, clock)
+    finally:
+        writer.close()

@@ -9,119 +9,37 @@ rebuild races it. Requests are counted on the wire (``cairn.testing.requests.Req
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any, cast
 
-import boto3
-import numpy as np
 import pytest
-from moto import mock_aws
 
-from cairn.aws.s3_index_objects import KEY_PREFIX, S3IndexObjects, scope_prefix
-from cairn.changes import Create, NewRecord, Vector
-from cairn.clock import FixedClock
-from cairn.models import EmbedderId, Scope, Source, SourceKind
+from cairn.aws.s3_index_objects import scope_prefix
+from cairn.changes import Create
+from cairn.models import EmbedderId, Scope
 from cairn.ports import BuildProgress, IndexRow, Stores
-from cairn.recall import RecallQuery, Recollection, recall
-from cairn.recall.index import EmbeddedRecallIndex, index_of
 from cairn.recall.index.objects import ObjectRowSource
-from cairn.recall.scan import ScanningRecallIndex
-from cairn.store.dynamodb import DynamoDBBackend
-from cairn.store.dynamodb.schema import TABLES, create_table_request
-from cairn.testing import HashingEmbedder
-from cairn.testing.requests import RequestLog
-
-SCOPE = Scope(memory_id="m1", actor_id="tg:1")
-OTHER = Scope(memory_id="m1", actor_id="tg:2")
-EMBEDDER = HashingEmbedder(dims=32)
-BUCKET = "cairn-rollouts"
-PRIVATE = "Keeps the spare key under the blue flowerpot"
-QUERY = RecallQuery(text="where is the spare key kept", top_k=5)
-
-
-@dataclasses.dataclass
-class World:
-    dynamodb: Any
-    s3: Any
-    clock: FixedClock
-    db_log: RequestLog
-    s3_log: RequestLog
-
-    def open(self, bucket: str = BUCKET) -> Stores:
-        """A fresh backend over the same tables: what a cold Lambda builds."""
-        return DynamoDBBackend(
-            self.dynamodb,
-            items_table="cairn-items",
-            events_table="cairn-events",
-            clock=self.clock,
-            index_objects=S3IndexObjects(self.s3, bucket=bucket),
-        ).stores()
-
-    def objects(self) -> dict[str, bytes]:
-        listed = self.s3.list_objects_v2(Bucket=BUCKET, Prefix=KEY_PREFIX).get("Contents", [])
-        return {
-            o["Key"]: self.s3.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read() for o in listed
-        }
+from tests.unit.index_objects_world import (
+    BUCKET,
+    EMBEDDER,
+    OTHER,
+    PRIVATE,
+    SCOPE,
+    World,
+    fill,
+    moto_world,
+    recalled,
+    record,
+    scanned,
+    seen,
+    source_of,
+    vector_bytes,
+)
 
 
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_PRIVATE_ACCESS_KEY"):
-        monkeypatch.setenv(name, "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    with mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        s3 = boto3.client("s3", region_name="us-east-1")
-        for table in TABLES:
-            dynamodb.create_table(**create_table_request(table, f"cairn-{table.logical_name}"))
-        s3.create_bucket(Bucket=BUCKET)
-        yield World(dynamodb, s3, FixedClock(), RequestLog(dynamodb), RequestLog(s3, "s3"))
-
-
-def record(content: str) -> NewRecord:
-    values = tuple(float(x) for x in EMBEDDER.embed([content])[0])
-    return NewRecord(
-        namespace="/facts/tg:1/",
-        content=content,
-        sources=(Source(kind=SourceKind.USER, session_id="s1"),),
-        vector=Vector(embedder=EMBEDDER.identity, values=values),
-    )
-
-
-def fill(
-    stores: Stores, count: int = 120, scope: Scope = SCOPE, private: str = PRIVATE
-) -> list[str]:
-    ids: list[str] = []
-    for start in range(0, count, 16):
-        batch = [
-            Create(record=record(f"Fact number {i} about topic {i % 7}"))
-            for i in range(start, min(start + 16, count))
-        ]
-        ids += [v.record_id for v in stores.records.apply(scope, batch)]
-    (kept,) = stores.records.apply(scope, [Create(record=record(private))])
-    return [*ids, kept.record_id]
-
-
-def recalled(stores: Stores, clock: FixedClock, scope: Scope = SCOPE) -> Recollection:
-    return recall(scope, QUERY, stores=stores, embedder=EMBEDDER, clock=clock, journal=False)
-
-
-def scanned(stores: Stores, clock: FixedClock) -> Recollection:
-    index = ScanningRecallIndex(stores.records)
-    return recall(
-        SCOPE, QUERY, stores=stores, embedder=EMBEDDER, clock=clock, journal=False, index=index
-    )
-
-
-def seen(found: Recollection) -> tuple[object, ...]:
-    return found.block, tuple((e.version.ref, e.score) for e in found.entries), found.counts
-
-
-def source_of(stores: Stores) -> ObjectRowSource:
-    source = cast(EmbeddedRecallIndex, index_of(stores)).source
-    assert source is not None
-    return source
+    yield from moto_world(monkeypatch)
 
 
 def test_a_warm_recall_reads_one_generation_item_and_nothing_else(world: World) -> None:
@@ -160,12 +78,18 @@ def test_an_object_at_another_generation_is_never_the_answer(world: World) -> No
     newer = "Moved the spare key to the garden shed"
     second.records.apply(SCOPE, [Create(record=record(newer))])
     cold = world.open()
+    assert cold.generations is not None
+    generation = cold.generations.generation(SCOPE)
 
+    db = world.db_log.during(lambda: source_of(cold).rows(SCOPE, EMBEDDER.identity, generation))
+
+    # Caught up with the change feed, not read whole: the quarantine list, the feed's sequence
+    # and its changes, the one changed head and its vector, the generation again after the put.
+    assert db == ["Query", "GetItem", "Query", "BatchGetItem", "BatchGetItem", "GetItem"]
     found = recalled(cold, world.clock)
-
     assert newer in found.block
     assert seen(found) == seen(scanned(cold, world.clock))
-    assert source_of(cold).rebuilt == 1  # the table was read, the object rewritten
+    assert (source_of(cold).patched, source_of(cold).rebuilt) == (1, 0)
     db = world.db_log.during(lambda: recalled(first, world.clock))  # warm at the old generation
     assert db == ["GetItem"]  # downloaded the rewritten object: no table read
     assert source_of(first).fetched == 1
@@ -180,10 +104,10 @@ def test_a_stale_object_seen_before_is_not_downloaded_again(world: World) -> Non
 
     s3 = world.s3_log.during(lambda: recalled(stores, world.clock))
 
-    # GetObject with If-None-Match: S3 answers 304 (no body), the table is read, and the
-    # object rewritten, then checked against the generation once more.
+    # GetObject with If-None-Match: S3 answers 304 (no body), the rows this process holds are
+    # caught up with the change feed, and the object rewritten, then checked once more.
     assert s3 == ["GetObject", "PutObject"]
-    assert source_of(stores).rebuilt == 2
+    assert (source_of(stores).rebuilt, source_of(stores).patched) == (1, 1)
 
 
 @pytest.mark.parametrize("garbage", [b"", b"CAIRNIX1\x05\x00\x00\x00{", b"not an index"])
@@ -211,10 +135,6 @@ def test_an_unreachable_bucket_still_answers_from_the_table(world: World) -> Non
 
     assert PRIVATE in found.block
     assert seen(found) == seen(scanned(stores, world.clock))
-
-
-def vector_bytes(content: str) -> bytes:
-    return np.asarray(EMBEDDER.embed([content])[0], dtype="<f4").tobytes()
 
 
 def test_erase_leaves_no_erased_content_or_vector_in_the_bucket(world: World) -> None:

@@ -16,7 +16,8 @@ writes it (``cairn.recall.index.persisted``), so a fresh process maps its index 
 
 With a shared store of index objects (``Stores.index_objects``: S3 on AWS), a rebuild first
 fetches the scope's object at the generation just read (``cairn.recall.index.objects``), so a
-process that starts cold reads one object, not every record.
+process that starts cold reads one object, not every record; an object behind that generation
+is caught up with the store's change feed (``Stores.changes``) rather than rebuilt.
 
 ``TransientRecallIndex`` builds the snapshot of just the filtered rows for one recall and
 drops it: the uncached path (a backend without generations, an as-of recall). ``index_of``
@@ -114,7 +115,14 @@ class EmbeddedRecallIndex:
         self._shortlist = shortlist
         self._bulk = bulk_reads(records) if bulk is None else bulk
         self.source = (
-            ObjectRowSource(records, generations, objects, bulk=self._bulk, quarantine=quarantine)
+            ObjectRowSource(
+                records,
+                generations,
+                objects,
+                bulk=self._bulk,
+                quarantine=quarantine,
+                changes=changes,
+            )
             if objects is not None
             else None
         )

@@ -2,7 +2,8 @@
 
 Layout (little-endian): the magic ``CAIRNIX1``; a u32 header length and the header (JSON:
 format, generation, embedder key and dims, row and vector counts, the rows' byte length, the
-memory's quarantine list read with the rows); the
+memory's quarantine list read with the rows, the scope's change-feed sequence the rows are
+current to and a digest naming the change at it, ``null`` when unknown); the
 rows (one JSON array, a row an array of its ``IndexRow`` fields, the row's stored version JSON
 last, ``-1`` or its position in the matrix before it); then the vectors, float32, one row per
 vector, exactly the bytes the store holds. Rows are what ``IndexRowReader.index_rows`` returned,
@@ -31,7 +32,11 @@ from cairn.quarantine import QuarantineEntry
 MAGIC = b"CAIRNIX1"
 # 2: the header carries the memory's quarantine list as read with the rows (cairn.quarantine);
 # a format-1 object is another format, so it is rebuilt rather than read without the list.
-FORMAT = 2
+# 3: the header carries the change-feed sequence the rows are current to
+# (``cairn.recall.index.object_patch``); a format-2 object reads with none: usable at its own
+# generation, never patched.
+FORMAT = 3
+_READABLE = (2, FORMAT)
 _LENGTH = struct.Struct("<I")
 
 
@@ -46,6 +51,9 @@ class DecodedObject:
     generation: str
     rows: list[IndexRow]
     quarantine: tuple[QuarantineEntry, ...] = ()
+    # Every change of the scope's feed up to this sequence is in ``rows`` (``None``: unknown).
+    sequence: int | None = None
+    change: str | None = None  # ``object_patch.change_digest`` of the change at ``sequence``
 
 
 def encode(
@@ -53,9 +61,11 @@ def encode(
     generation: str,
     embedder: EmbedderId | None,
     quarantine: Sequence[QuarantineEntry] = (),
+    sequence: int | None = None,
+    change: str | None = None,
 ) -> bytes:
-    """The object of ``rows`` at ``generation`` (a row without its stored JSON, ``data``, is
-    parsed and dumped: slower, the same version)."""
+    """The object of ``rows`` at ``generation``, current to feed ``sequence`` (a row without
+    its stored JSON, ``data``, is parsed and dumped: slower, the same version)."""
     dims = embedder.dims if embedder is not None else 0
     with_vector = [i for i, row in enumerate(rows) if row.vector is not None and dims]
     position = {i: j for j, i in enumerate(with_vector)}
@@ -90,6 +100,8 @@ def encode(
             "vectors": len(with_vector),
             "rows_bytes": len(body),
             "quarantine": [entry.model_dump(mode="json") for entry in quarantine],
+            "sequence": sequence,
+            "change": change,
         },
         separators=(",", ":"),
     ).encode("utf-8")
@@ -112,7 +124,7 @@ def _decode(blob: bytes, embedder: EmbedderId | None) -> DecodedObject:
     header: dict[str, Any] = json.loads(blob[start : start + header_length])
     dims = embedder.dims if embedder is not None else 0
     model = embedder.model_id if embedder is not None else None
-    if header["format"] != FORMAT or header["embedder"] != model or header["dims"] != dims:
+    if header["format"] not in _READABLE or header["embedder"] != model or header["dims"] != dims:
         raise ValueError("another format or embedding space")
     rows_at = start + header_length
     vectors_at = rows_at + int(header["rows_bytes"])
@@ -126,7 +138,14 @@ def _decode(blob: bytes, embedder: EmbedderId | None) -> DecodedObject:
     matrix = matrix.reshape(count, dims) if dims else matrix.reshape(0, 0)
     rows = [_row(entry, matrix) for entry in listed]
     quarantine = tuple(QuarantineEntry.model_validate(e) for e in header["quarantine"])
-    return DecodedObject(generation=str(header["generation"]), rows=rows, quarantine=quarantine)
+    sequence = header.get("sequence")
+    return DecodedObject(
+        generation=str(header["generation"]),
+        rows=rows,
+        quarantine=quarantine,
+        sequence=int(sequence) if sequence is not None else None,
+        change=str(header["change"]) if header.get("change") is not None else None,
+    )
 
 
 def _row(entry: list[Any], matrix: np.ndarray[Any, Any]) -> IndexRow:

@@ -15,6 +15,7 @@ for a vector re-embedded by another embedder, from the head item itself
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +27,9 @@ from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
     HEADS_FROM,
     HEADS_UNTIL,
+    Item,
     decode_vector,
+    head_sk,
     key,
     number,
     record_id_of,
@@ -48,7 +51,7 @@ def read_index_rows(
     names = {"#st": "st", "#sk": "sk", "#d": "d", "#vs": "vs"}
     if embedder is not None:  # a vector of it re-embedded onto the head item
         names["#x"] = extra_attribute(embedder)
-    heads = list(
+    heads: list[Item] = list(
         db.query(
             TableName=table,
             KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
@@ -64,6 +67,34 @@ def read_index_rows(
             ConsistentRead=True,
         )
     )
+    return _rows_of(db, table, pk, heads, embedder)
+
+
+def read_head_rows(
+    db: DynamoDBClient,
+    table: str,
+    scope: Scope,
+    embedder: EmbedderId | None,
+    record_ids: Sequence[str],
+) -> dict[str, IndexRow]:
+    """The rows of those ``record_ids`` whose head is active, by record id, strongly
+    consistent: one BatchGetItem per 100 heads, one per 100 of their vectors."""
+    pk = scope_pk(scope)
+    wanted = sorted(set(record_ids))
+    names = {"#sk": "sk", "#d": "d", "#vs": "vs", "#st": "st"}
+    if embedder is not None:  # a vector of it re-embedded onto the head item
+        names["#x"] = extra_attribute(embedder)
+    heads = db.batch_get(
+        table, [key(pk, head_sk(rid)) for rid in wanted], projection=", ".join(names), names=names
+    )
+    active = [item for item in heads if item.get("st") == s(Status.ACTIVE.value)]
+    active.sort(key=lambda item: text(item, "sk"))
+    return {row.record_id: row for row in _rows_of(db, table, pk, active, embedder)}
+
+
+def _rows_of(
+    db: DynamoDBClient, table: str, pk: str, heads: list[Item], embedder: EmbedderId | None
+) -> list[IndexRow]:
     parsed = [pydantic_core.from_json(text(item, "d")) for item in heads]
     sources: dict[int, str] = {}
     if embedder is not None:

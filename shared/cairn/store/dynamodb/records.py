@@ -73,7 +73,7 @@ from cairn.store.dynamodb.erasures import (
     read_erasures,
 )
 from cairn.store.dynamodb.generations import GENERATION_SK
-from cairn.store.dynamodb.index_rows import read_index_rows
+from cairn.store.dynamodb.index_rows import read_head_rows, read_index_rows
 from cairn.store.dynamodb.listing import RecordListing
 from cairn.store.dynamodb.reembedding import add_head_vectors, extra_attribute, extra_vector
 from cairn.store.dynamodb.rollout_consumption import consumption
@@ -358,6 +358,12 @@ class DynamoDBRecordStore:
         if progress is not None:  # a Query cannot count ahead: heard once, at the end
             progress(len(rows), len(rows))
         return rows
+
+    def index_rows_of(
+        self, scope: Scope, embedder: EmbedderId | None, record_ids: Sequence[str]
+    ) -> dict[str, IndexRow]:
+        """The rows of those records whose head is active (``HeadRowReader``): BatchGetItem."""
+        return read_head_rows(self._db, self._table, scope, embedder, record_ids)
 
     def erase(self, scope: Scope, record_id: str) -> EraseReport:
         """Tombstone every version of the record and of every record derived from it.

@@ -1,0 +1,103 @@
+"""A stale index object caught up with the scope's change feed, instead of a full read.
+
+An object current to feed sequence ``s`` holds every change of the scope up to ``s`` and names
+the change at ``s`` by a digest (``object_codec``; ``position`` says where a full read starts).
+``patch`` reads the feed's last sequence ``q`` (after the generation the caller read, so ``q``
+covers every write that generation reflects) and, when ``q - s`` is at most
+``MAX_PATCH_CHANGES``, the changes from ``s`` on in one feed read: they must start with the very
+change the object names (a table restored from a backup reuses sequences for other changes)
+and run gapless to ``q`` at least. Then it reads the heads of the records those changes name,
+strongly consistent (``HeadRowReader``): an active head replaces the record's row, any other
+(retracted, superseded, erased) drops it. The heads are read after the feed, so a change that
+lands meanwhile is either read now or listed after the last change read; reading a record's
+head twice is harmless. The result holds every change up to the last one read, and is tagged
+with it. Anything else (no position, a feed that does not reach back, too many changes) is
+``None``: the caller reads the whole scope, as before the feed existed.
+
+A vector added by re-embedding (``cairn reindex``) moves the generation but writes no change,
+so the heads of the rows without a vector are read again too (at most ``VECTORLESS_MAX``).
+
+Requests: a GetItem of the sequence, one feed Query, and per 100 changed records one
+BatchGetItem of heads and one of their vectors; never a read of the unchanged rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from cairn.models import EmbedderId, Scope
+from cairn.ports import HeadRowReader, IndexRow, RecordChange, RecordChangeFeed
+from cairn.recall.index.object_codec import DecodedObject
+
+# The most changes an object is caught up by (one feed read of at most 1,000 changes, from the
+# object's own change on); more, and the whole scope is read.
+MAX_PATCH_CHANGES = 999
+# Rows without a vector whose heads each catch-up reads again (``VectorWriter.add_vectors``
+# moves the generation and writes no change); with more, the scope is read whole.
+VECTORLESS_MAX = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Patched:
+    """Rows current to feed ``sequence``, whose change is named by ``change``."""
+
+    rows: list[IndexRow]
+    sequence: int | None
+    change: str | None
+
+
+def change_digest(change: RecordChange) -> str:
+    """How an object names the change it is current to: no ids in the clear."""
+    return hashlib.sha256(change.event_id.encode("utf-8")).hexdigest()[:32]
+
+
+def position(feed: RecordChangeFeed, scope: Scope) -> tuple[int | None, str | None]:
+    """Where a full read of ``scope`` starting now stands in its feed (read before the rows):
+    every change up to the sequence is in what it reads. ``(None, None)`` if the feed does not
+    hold its own last change (then the object is never patched)."""
+    last = feed.last_sequence(scope)
+    if last == 0:
+        return 0, None
+    found = feed.scope_changes(scope, after=last - 1, limit=1)
+    if not found or found[0].sequence != last:
+        return None, None
+    return last, change_digest(found[0])
+
+
+def patch(
+    base: DecodedObject,
+    scope: Scope,
+    embedder: EmbedderId | None,
+    feed: RecordChangeFeed,
+    heads: HeadRowReader,
+) -> Patched | None:
+    """``base``'s rows with every change since its sequence applied, or ``None``."""
+    start = base.sequence
+    if start is None:
+        return None
+    last = feed.last_sequence(scope)
+    if not start <= last <= start + MAX_PATCH_CHANGES:
+        return None
+    if start:  # read the object's own change too, to check the feed is the one it followed
+        changes = feed.scope_changes(scope, after=start - 1, limit=last - start + 1)
+        if not changes or changes[0].sequence != start or change_digest(changes[0]) != base.change:
+            return None
+        changes = changes[1:]
+    else:
+        changes = feed.scope_changes(scope, after=0, limit=last) if last else ()
+    sequences = [change.sequence for change in changes]
+    if sequences != list(range(start + 1, start + 1 + len(changes))) or start + len(changes) < last:
+        return None
+    if not changes:  # the generation moved without a record change (a quarantine change)
+        return Patched(list(base.rows), start, base.change)
+    changed = {change.record_id for change in changes}
+    if embedder is not None:  # a vector added by re-embedding is no change in the feed
+        vectorless = {row.record_id for row in base.rows if row.vector is None}
+        if len(vectorless) > VECTORLESS_MAX:
+            return None
+        changed |= vectorless
+    fresh = heads.index_rows_of(scope, embedder, sorted(changed))
+    kept = [row for row in base.rows if row.record_id not in changed]
+    rows = sorted([*kept, *fresh.values()], key=lambda row: row.record_id)
+    return Patched(rows, changes[-1].sequence, change_digest(changes[-1]))
