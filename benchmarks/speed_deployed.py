@@ -38,6 +38,10 @@ QUESTIONS = 40
 # Typical item sizes (docs/dynamodb.md): a head ~1.0 KB; a version item bringing a 384-d
 # vector ~2.5 KB (one read unit each, under 4 KB).
 HEAD_KB = 1.0
+# After a write: the records it changed, and the read units of the feed's Query (up to 100
+# change items of under 0.2 KB before the object's change, read strongly consistent).
+CHANGED = 1
+FEED_RRU = math.ceil(100 * 0.2 / 4)
 
 
 def read_units(way: str, records: int) -> float:
@@ -48,8 +52,12 @@ def read_units(way: str, records: int) -> float:
         return math.ceil(records * HEAD_KB / 4) * 0.5 + records
     if way in ("cold", "warm"):
         return 1  # the generation item
-    # after a write: generation, the heads strongly consistent, every vector item, generation
-    return 1 + math.ceil(records * HEAD_KB / 4) + records + 1
+    # after a write, caught up with the change feed (one record changed), every read strongly
+    # consistent: the generation, the quarantine list, the feed's sequence, the feed's items
+    # from the one holding the object's change (at most MAX_CHANGES_PER_ITEM items back, each
+    # under 0.2 KB), the changed head and its vector item, the generation again after the put.
+    # None of it grows with the records of the scope.
+    return 1 + 1 + 1 + FEED_RRU + CHANGED * 2 + 1
 
 
 def dollars_per_thousand(way: str, records: int) -> float:
@@ -57,7 +65,7 @@ def dollars_per_thousand(way: str, records: int) -> float:
     cost = PRICES["dynamodb.rru"].cost(rru)
     if way != "warm":
         cost += PRICES["s3.get"].cost(1000)
-    if way == "after a write":
+    if way.endswith("after a write"):
         cost += PRICES["s3.put"].cost(1000)
     return cost
 
@@ -75,7 +83,10 @@ def render(moto: list[MotoSize], http: list[HttpSize], floors: dict[int, float],
         f"{RECORDED_ON}). Each recall writes its journal entry (the chained journal: a GetItem "
         "of the chain head and a TransactWriteItems, the same before and after; not in the "
         "read units). 'after a write': another process "
-        "wrote one record first, so the scope grows by one record a run. moto deep-copies the "
+        "wrote one record first (so the scope grows by one record a run) and the warm process "
+        "catches its index object up with the scope's change feed, then rewrites it; 'cold "
+        "after a write': the same, in a fresh process that downloads the object first. "
+        "moto deep-copies the "
         "whole table for every item of a TransactWriteItems (the journal's), so its times grow "
         "with the table whatever recall reads.",
         "",
@@ -101,7 +112,8 @@ def render(moto: list[MotoSize], http: list[HttpSize], floors: dict[int, float],
         + ", ".join(f"{r:,} records {f:.1f} ms" for r, f in sorted(floors.items()))
         + ". Index object in S3: "
         + ", ".join(f"{s.records:,} records {s.object_bytes / 2**20:.1f} MiB" for s in moto)
-        + "."
+        + " (downloaded whole by a cold process, and written whole by every catch-up: the "
+        "bytes still grow with the scope, the requests and read units do not)."
     )
     lines += [
         "",

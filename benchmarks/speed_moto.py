@@ -13,7 +13,12 @@ ways of one recall as shipped (default policy, journal written, query embedded b
   the ``live`` index, then ``vectors``), i.e. ``TransientRecallIndex(bulk=False)``;
 - **cold**: a fresh process (new backend, empty cache), the scope's object current in S3;
 - **warm**: the same process again, nothing written meanwhile;
-- **after a write**: another process wrote one record; the warm process finds its object stale.
+- **after a write**: another process wrote one record; the warm process finds its object one
+  write behind and catches it up with the scope's change feed (``cairn.recall.index.
+  object_patch``: the changes since the object, the one changed head and its vector), then
+  rewrites the object;
+- **cold after a write**: another process wrote one record; a fresh process downloads the
+  object one write behind and catches it up the same way.
 """
 
 from __future__ import annotations
@@ -35,12 +40,13 @@ from cairn.models import Source, SourceKind
 from cairn.ports import Embedder, FloatMatrix, Stores
 from cairn.recall import RecallQuery, recall
 from cairn.recall.index import RecallIndex, TransientRecallIndex
+from cairn.store.dynamodb.change_feed import feed_items, written_entries
 from cairn.store.dynamodb.codec import scope_pk
 from cairn.store.dynamodb.writes import apply_transaction
 from cairn.testing.requests import RequestLog
 from cairn.versioning import plan_writes
 
-WAYS = ("before", "cold", "warm", "after a write")
+WAYS = ("before", "cold", "warm", "after a write", "cold after a write")
 _REGION = "us-east-1"
 _BUCKET = "cairn-bench-index"
 
@@ -71,6 +77,7 @@ class World:
     s3: Any
     db_log: RequestLog
     s3_log: RequestLog
+    sequence: int = 0  # the scope's last change-feed sequence, as the writes moved it
 
     def open(self) -> Stores:
         """A new process's stores over the same tables and bucket (its caches empty)."""
@@ -165,8 +172,10 @@ def _at_size(
         timed("cold", i, world.open())
         timed("warm", i, warm)
     for i in range(runs):
-        _write_one(world, onnx, size + i)
+        _write_one(world, onnx, size + 2 * i)
         timed("after a write", i, warm)
+        _write_one(world, onnx, size + 2 * i + 1)
+        timed("cold after a write", i, world.open())
     return MotoSize(records=size, ways=ways, object_bytes=world.object_bytes())
 
 
@@ -198,7 +207,8 @@ def _fill(
 
 
 def _put(world: World, onnx: Embedder, records: list[tuple[str, Any, str, datetime]]) -> None:
-    """The items one ``apply`` of these creates writes, sent by BatchWriteItem (25 a request)."""
+    """The items one ``apply`` of these creates writes (versions, heads, the generation and
+    change-feed items), sent by BatchWriteItem (25 a request) and one UpdateItem."""
     changes = [
         Create(
             record=NewRecord(
@@ -212,9 +222,13 @@ def _put(world: World, onnx: Embedder, records: list[tuple[str, Any, str, dateti
         for content, vector, session, seen in records
     ]
     writes = plan_writes(SCOPE, changes, {}, NOW, {})
-    items = apply_transaction("cairn-items", scope_pk(SCOPE), writes, {}, {})
+    pk = scope_pk(SCOPE)
+    entries = written_entries(write.version for write in writes)
+    feed = feed_items("cairn-items", pk, world.sequence, entries, NOW)
+    items = apply_transaction("cairn-items", pk, writes, {}, {}, feed=feed)
     puts = [{"PutRequest": {"Item": item["Put"]["Item"]}} for item in items if "Put" in item]
     for start in range(0, len(puts), 25):
         world.dynamodb.batch_write_item(RequestItems={"cairn-items": puts[start : start + 25]})
     (bump,) = (item["Update"] for item in items if "Update" in item)
     world.dynamodb.update_item(**bump)
+    world.sequence += len(entries)
