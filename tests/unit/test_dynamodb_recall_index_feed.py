@@ -4,7 +4,8 @@ After a write the next reader reads the changes since the object's sequence and 
 the records they name, never the whole scope, and answers exactly as a scan; an erased record
 never returns to the bucket through a catch-up (an object left behind an erase, a catch-up
 racing one); an object of the previous format, one the feed does not reach back to, or one too
-many changes behind is read whole, once.
+many changes behind, one whose generation moved with no change in the feed, or one caught up
+for longer than the bound is read whole.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from cairn.ports import IndexRow, Stores
 from cairn.recall.index import object_patch
 from cairn.recall.index.object_codec import MAGIC
 from cairn.recall.index.objects import ObjectRowSource
+from cairn.store.dynamodb.codec import scope_pk
+from cairn.store.dynamodb.generations import generation_bump
 from tests.unit.index_objects_world import (
     EMBEDDER,
     PRIVATE,
@@ -197,6 +200,33 @@ def test_an_object_too_far_behind_is_read_whole(
     fill(stores, count=40)
     recalled(stores, world.clock)
     writer.records.apply(SCOPE, [Create(record=record(f"Note {i}")) for i in range(3)])
+
+    assert seen(recalled(stores, world.clock)) == seen(scanned(stores, world.clock))
+    assert (source_of(stores).rebuilt, source_of(stores).patched) == (2, 0)
+
+
+def test_a_generation_moved_without_a_change_in_the_feed_is_read_whole(world: World) -> None:
+    # A writer running code older than the feed moves the generation, not the feed (as a
+    # quarantine change does): the only way to see what it wrote is to read the scope.
+    stores = world.open()
+    fill(stores, count=40)
+    recalled(stores, world.clock)
+    world.dynamodb.update_item(**generation_bump("cairn-items", scope_pk(SCOPE))["Update"])
+
+    found = recalled(stores, world.clock)
+
+    assert (source_of(stores).rebuilt, source_of(stores).patched) == (2, 0)
+    assert seen(found) == seen(scanned(stores, world.clock))
+
+
+def test_an_object_caught_up_for_longer_than_the_bound_is_read_whole(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stores, writer = world.open(), world.open()
+    fill(stores, count=40)
+    recalled(stores, world.clock)
+    monkeypatch.setattr(object_patch, "MAX_CATCH_UP_AGE", 0.0)
+    writer.records.apply(SCOPE, [Create(record=record("Painted the front door green"))])
 
     assert seen(recalled(stores, world.clock)) == seen(scanned(stores, world.clock))
     assert (source_of(stores).rebuilt, source_of(stores).patched) == (2, 0)

@@ -3,7 +3,8 @@
 Layout (little-endian): the magic ``CAIRNIX1``; a u32 header length and the header (JSON:
 format, generation, embedder key and dims, row and vector counts, the rows' byte length, the
 memory's quarantine list read with the rows, the scope's change-feed sequence the rows are
-current to and a digest naming the change at it, ``null`` when unknown); the
+current to and a digest naming the change at it, ``null`` when unknown, and when the rows were
+last read whole from the store, in Unix seconds); the
 rows (one JSON array, a row an array of its ``IndexRow`` fields, the row's stored version JSON
 last, ``-1`` or its position in the matrix before it); then the vectors, float32, one row per
 vector, exactly the bytes the store holds. Rows are what ``IndexRowReader.index_rows`` returned,
@@ -54,6 +55,7 @@ class DecodedObject:
     # Every change of the scope's feed up to this sequence is in ``rows`` (``None``: unknown).
     sequence: int | None = None
     change: str | None = None  # ``object_patch.change_digest`` of the change at ``sequence``
+    whole_at: float | None = None  # when the rows were last read whole (Unix seconds)
 
 
 def encode(
@@ -63,6 +65,7 @@ def encode(
     quarantine: Sequence[QuarantineEntry] = (),
     sequence: int | None = None,
     change: str | None = None,
+    whole_at: float | None = None,
 ) -> bytes:
     """The object of ``rows`` at ``generation``, current to feed ``sequence`` (a row without
     its stored JSON, ``data``, is parsed and dumped: slower, the same version)."""
@@ -102,6 +105,7 @@ def encode(
             "quarantine": [entry.model_dump(mode="json") for entry in quarantine],
             "sequence": sequence,
             "change": change,
+            "whole_at": whole_at,
         },
         separators=(",", ":"),
     ).encode("utf-8")
@@ -145,6 +149,7 @@ def _decode(blob: bytes, embedder: EmbedderId | None) -> DecodedObject:
         quarantine=quarantine,
         sequence=int(sequence) if sequence is not None else None,
         change=str(header["change"]) if header.get("change") is not None else None,
+        whole_at=float(header["whole_at"]) if header.get("whole_at") is not None else None,
     )
 
 

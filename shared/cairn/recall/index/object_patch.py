@@ -11,8 +11,12 @@ strongly consistent (``HeadRowReader``): an active head replaces the record's ro
 (retracted, superseded, erased) drops it. The heads are read after the feed, so a change that
 lands meanwhile is either read now or listed after the last change read; reading a record's
 head twice is harmless. The result holds every change up to the last one read, and is tagged
-with it. Anything else (no position, a feed that does not reach back, too many changes) is
-``None``: the caller reads the whole scope, as before the feed existed.
+with it. Anything else is ``None``, and the caller reads the whole scope as before the feed
+existed: no position, a feed that does not reach back, too many changes, a generation that
+moved with no change in the feed (a quarantine change, or a writer running code older than the
+feed: its write is not in the feed, and a read whole is the only way to see it), or rows last
+read whole more than ``MAX_CATCH_UP_AGE`` ago (so whatever a catch-up cannot see, such as an
+older writer's write followed by a newer one's, lasts at most that long).
 
 A vector added by re-embedding (``cairn reindex``) moves the generation but writes no change,
 so the heads of the rows without a vector are read again too (at most ``VECTORLESS_MAX``).
@@ -33,6 +37,8 @@ from cairn.recall.index.object_codec import DecodedObject
 # The most changes an object is caught up by (one feed read of at most 1,000 changes, from the
 # object's own change on); more, and the whole scope is read.
 MAX_PATCH_CHANGES = 999
+# How long an object is caught up before its rows are read whole again, in seconds.
+MAX_CATCH_UP_AGE = 3600.0
 # Rows without a vector whose heads each catch-up reads again (``VectorWriter.add_vectors``
 # moves the generation and writes no change); with more, the scope is read whole.
 VECTORLESS_MAX = 256
@@ -45,6 +51,7 @@ class Patched:
     rows: list[IndexRow]
     sequence: int | None
     change: str | None
+    whole_at: float | None
 
 
 def change_digest(change: RecordChange) -> str:
@@ -71,10 +78,11 @@ def patch(
     embedder: EmbedderId | None,
     feed: RecordChangeFeed,
     heads: HeadRowReader,
+    now: float,
 ) -> Patched | None:
     """``base``'s rows with every change since its sequence applied, or ``None``."""
-    start = base.sequence
-    if start is None:
+    start, whole_at = base.sequence, base.whole_at
+    if start is None or whole_at is None or not 0 <= now - whole_at <= MAX_CATCH_UP_AGE:
         return None
     last = feed.last_sequence(scope)
     if not start <= last <= start + MAX_PATCH_CHANGES:
@@ -89,8 +97,8 @@ def patch(
     sequences = [change.sequence for change in changes]
     if sequences != list(range(start + 1, start + 1 + len(changes))) or start + len(changes) < last:
         return None
-    if not changes:  # the generation moved without a record change (a quarantine change)
-        return Patched(list(base.rows), start, base.change)
+    if not changes:  # the generation moved without a change in the feed: see the docstring
+        return None
     changed = {change.record_id for change in changes}
     if embedder is not None:  # a vector added by re-embedding is no change in the feed
         vectorless = {row.record_id for row in base.rows if row.vector is None}
@@ -100,4 +108,4 @@ def patch(
     fresh = heads.index_rows_of(scope, embedder, sorted(changed))
     kept = [row for row in base.rows if row.record_id not in changed]
     rows = sorted([*kept, *fresh.values()], key=lambda row: row.record_id)
-    return Patched(rows, changes[-1].sequence, change_digest(changes[-1]))
+    return Patched(rows, changes[-1].sequence, change_digest(changes[-1]), whole_at)

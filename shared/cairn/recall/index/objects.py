@@ -10,7 +10,8 @@ rows at the generation just read:
    (within ``hold_bytes``), so an object unchanged since is not downloaded again;
 2. an object at another generation (fetched, or the one held) is caught up with the scope's
    change feed (``object_patch``: the changes since the object's sequence, and the heads of
-   just the records they name), which answers this recall;
+   just the records they name), which answers this recall; an object whose rows were read
+   whole more than an hour ago is not (step 3), so no catch-up outlives that;
 3. anything else (no object, one too far behind or with no sequence, corrupt, the object store
    or the feed out of reach) reads the rows from the store itself, strongly consistent, with
    the feed's position read before them;
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -128,12 +130,18 @@ class ObjectRowSource:
         if caught_up is not None:
             self.patched += 1
         else:
+            whole_at = time.time()
             sequence, change = position(self._feed, scope) if self._feed else (None, None)
             rows = read_rows(self._records, scope, embedder, bulk=self._bulk)
-            caught_up = Patched(rows, sequence, change)
+            caught_up = Patched(rows, sequence, change, whole_at)
             self.rebuilt += 1
         current = DecodedObject(
-            wanted, caught_up.rows, quarantine, caught_up.sequence, caught_up.change
+            wanted,
+            caught_up.rows,
+            quarantine,
+            caught_up.sequence,
+            caught_up.change,
+            caught_up.whole_at,
         )
         self._publish(scope, space, embedder, current)
         return current.rows, quarantine
@@ -144,7 +152,7 @@ class ObjectRowSource:
         if base is None or self._feed is None or self._heads is None:
             return None
         try:
-            return patch(base, scope, embedder, self._feed, self._heads)
+            return patch(base, scope, embedder, self._feed, self._heads, time.time())
         except CairnError as exc:  # the feed or a head out of reach: the full read answers
             log.warning("recall index object not caught up (%s)", type(exc).__name__)
             return None
@@ -190,6 +198,7 @@ class ObjectRowSource:
                 current.quarantine,
                 current.sequence,
                 current.change,
+                current.whole_at,
             )
             etag = self._objects.write(scope, space, body)
             if str(self._generations.generation(scope)) != current.generation:
