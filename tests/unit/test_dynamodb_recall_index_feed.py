@@ -25,6 +25,8 @@ from cairn.recall.index.object_codec import MAGIC
 from cairn.recall.index.objects import ObjectRowSource
 from cairn.store.dynamodb.codec import scope_pk
 from cairn.store.dynamodb.generations import generation_bump
+from cairn.store.dynamodb.writes import apply_transaction
+from cairn.versioning import plan_writes
 from tests.unit.index_objects_world import (
     EMBEDDER,
     PRIVATE,
@@ -211,11 +213,16 @@ def test_a_generation_moved_without_a_change_in_the_feed_is_read_whole(world: Wo
     stores = world.open()
     fill(stores, count=40)
     recalled(stores, world.clock)
+    older = "The spare key is kept in the garage now"
+    writes = plan_writes(SCOPE, [Create(record=record(older))], {}, world.clock.now(), {})
+    for item in apply_transaction("cairn-items", scope_pk(SCOPE), writes, {}, {}):
+        world.dynamodb.put_item(**item["Put"])  # versions and heads, as that code wrote them
     world.dynamodb.update_item(**generation_bump("cairn-items", scope_pk(SCOPE))["Update"])
 
     found = recalled(stores, world.clock)
 
     assert (source_of(stores).rebuilt, source_of(stores).patched) == (2, 0)
+    assert older in found.block
     assert seen(found) == seen(scanned(stores, world.clock))
 
 
