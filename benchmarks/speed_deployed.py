@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import tempfile
 import time
@@ -150,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
-    started = time.perf_counter()
+    started, load_at_start = time.perf_counter(), os.getloadavg()[0]
     onnx = OnnxEmbedder()
     largest = max(max(sizes["moto"]), max(sizes["http"]))
     facts = synthetic.facts(largest)
@@ -168,7 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = (
         f"- command: `{' '.join(['python -m benchmarks.speed_deployed', *given])}`\n"
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
-        f"{time.perf_counter() - started:.0f} s, a 2-core machine shared with other work"
+        f"{time.perf_counter() - started:.0f} s, a 2-core machine shared with other work "
+        f"(1-minute load average {load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} "
+        "at the end)"
     )
     markdown = render(moto, http, floors, meta)
     print(markdown)
