@@ -22,9 +22,12 @@ rows at the generation just read:
    overwrite, not a delete: a role that only recalls needs no ``s3:DeleteObject``; the bucket
    is unversioned, so the bytes are gone either way) and holds no rows. The erase deletes
    objects after its commit, so one of the two always runs after the last put, unless this
-   process dies between its put and that check (docs/dynamodb.md says what bounds that). An
-   erased record's rows are never written back: its erase is in the feed before the
-   generation the patch starts from moved, so the patch drops it (its head is a tombstone).
+   process dies between its put and that check (docs/dynamodb.md says what bounds that). A
+   catch-up never writes an erased record back: the erase's changes commit in the transaction
+   that moves the generation, so a catch-up that starts after it drops the record (its head
+   is a tombstone), and one that races it is this step's case. Rows held from before an erase
+   are read past (the erase deleted their object, so the next read finds none); were the
+   delete lost, their catch-up drops the record just the same.
 
 The first reader that finds an object stale brings it up to date: writes stay one transaction,
 no stream or extra function, and only scopes somebody recalls pay for an object.
