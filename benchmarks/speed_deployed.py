@@ -99,6 +99,8 @@ def render(moto: list[MotoSize], http: list[HttpSize], floors: dict[int, float],
         floor = floors[size.records]
         for name in WAYS:
             way = size.ways[name]
+            if not way.samples:
+                continue
             by_api = ", ".join(f"{op} {n}" for op, n in sorted(way.requests.items()))
             anchor = f'<a id="deployed-{size.records}-{name.replace(" ", "-")}"></a>'
             lines.append(
@@ -149,11 +151,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.speed_deployed")
     parser.add_argument("--quick", action="store_true", help="200 records; writes nothing")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--large",
+        type=int,
+        metavar="N",
+        help="moto only, N records, one run a way, without 'before'; writes nothing",
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
+    if args.large:
+        sizes = {"moto": {args.large: 1}, "http": {}}
     started, load_at_start = time.perf_counter(), os.getloadavg()[0]
     onnx = OnnxEmbedder()
-    largest = max(max(sizes["moto"]), max(sizes["http"]))
+    largest = max([*sizes["moto"], *sizes["http"]])
     facts = synthetic.facts(largest)
     vectors = real_and_stretched(onnx, facts, True)
     questions = synthetic.questions(QUESTIONS)
@@ -161,10 +171,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedding = time_each(lambda i: onnx.embed([questions[i % QUESTIONS]]), 20).median
     floors = {size: embedding + _one_pass(vectors[:size], query) for size in sizes["moto"]}
     print("speed_deployed: moto", file=sys.stderr)
-    moto = measure_moto(facts, vectors, onnx, questions, sizes["moto"])
-    print("speed_deployed: cairn serve", file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="cairn-deployed-") as workdir:
-        http = measure_http(Path(workdir), facts, vectors, onnx, questions, sizes["http"])
+    moto = measure_moto(facts, vectors, onnx, questions, sizes["moto"], before=not args.large)
+    http: list[HttpSize] = []
+    if sizes["http"]:
+        print("speed_deployed: cairn serve", file=sys.stderr)
+        with tempfile.TemporaryDirectory(prefix="cairn-deployed-") as workdir:
+            http = measure_http(Path(workdir), facts, vectors, onnx, questions, sizes["http"])
     given = list(sys.argv[1:] if argv is None else argv)
     meta = (
         f"- command: `{' '.join(['python -m benchmarks.speed_deployed', *given])}`\n"
@@ -175,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     markdown = render(moto, http, floors, meta)
     print(markdown)
-    if not (args.quick or args.no_write):
+    if not (args.quick or args.no_write or args.large):
         report.write_section(markdown, "speed_deployed")
         print(f"\nwritten to {report.DOCS_PATH}", file=sys.stderr)
     return 0
