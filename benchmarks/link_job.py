@@ -1,6 +1,8 @@
-"""The link job's cost on a scope of many records: a first run, then the steady state.
+"""The link job's (or the reflection job's) cost on a scope of many records: a first run,
+then the steady state.
 
     python -m benchmarks.link_job [--records 10000] [--new 10] [--no-catch-up]
+                                  [--job link|reflection]
 
 Writes ``--records`` records (384-dimensional unit vectors around 200 topics, each naming its
 topic as an entity) into one scope of an embedded SQLite store, runs the link job
@@ -12,6 +14,11 @@ bounds instead, as a scheduled run would), then times, with the job's own bounds
   it continues the first run's backlog);
 - a run after ``--new`` records were written (the steady state of a scheduled job: a few
   records every 15 minutes).
+
+With ``--job reflection`` the reflection job (``cairn.history.reflection``, switched on, the
+offline model, its insights embedded by a fixed random projection of their words) runs in place
+of the link job, the same way; its catch-up is runs with the job's own bounds until one changes
+nothing (at most 50).
 
 Each run is timed whole (``time.perf_counter``), in process, with the one-minute load average
 beside it. Prints a table; writes nothing.
@@ -32,9 +39,11 @@ import numpy as np
 from cairn.changes import Create, NewRecord, Vector
 from cairn.clock import SystemClock
 from cairn.history.linking import run_link_job
+from cairn.history.reflection import run_reflection_job
+from cairn.jobs import JobName, JobSwitches
 from cairn.local import offline_model
 from cairn.models import EmbedderId, Scope, Source, SourceKind
-from cairn.ports import Stores
+from cairn.ports import FloatMatrix, Stores
 from cairn.store.sqlite import SQLiteBackend
 
 EMBEDDER = EmbedderId(model_id="bench-embedder", dims=384)
@@ -65,14 +74,44 @@ def _write(stores: Stores, count: int, rng: np.random.Generator, start: int) -> 
         stores.records.apply(SCOPE, changes)
 
 
-def _timed(stores: Stores, bound: int | None = None) -> tuple[float, str]:
-    limits = {"max_calls": bound, "max_links": bound} if bound is not None else {}
+class _Words:
+    """An embedder in the bench's space: each word a fixed random direction, a text their sum."""
+
+    identity = EMBEDDER
+
+    def embed(self, texts: Sequence[str]) -> FloatMatrix:
+        rows = []
+        for text in texts:
+            seeds = [sum(map(ord, w)) for w in text.split()] or [0]
+            row = sum(np.random.default_rng(s).normal(size=EMBEDDER.dims) for s in seeds)
+            rows.append(np.asarray(row) / (np.linalg.norm(row) or 1.0))
+        return np.asarray(rows, dtype=np.float32)
+
+
+def _timed(stores: Stores, job: str, bound: int | None = None) -> tuple[float, str]:
     began = time.perf_counter()
+    if job == "reflection":
+        run = run_reflection_job(
+            stores, offline_model(), "bench", embedder=_Words(), clock=SystemClock()
+        )
+        return time.perf_counter() - began, f"{run.outcome}, {run.changed} change(s)"
+    limits = {"max_calls": bound, "max_links": bound} if bound is not None else {}
     run = run_link_job(
         stores, offline_model(), "bench", embedder=EMBEDDER, clock=SystemClock(), **limits
     )
     took = time.perf_counter() - began
     return took, f"{run.outcome}, {run.changed} link(s)"
+
+
+def _caught_up(stores: Stores) -> tuple[float, str]:
+    """Reflection runs with the job's bounds until one changes nothing (at most 50)."""
+    took, runs, changed, done = 0.0, 0, 0, 1
+    while done and runs < 50:
+        seconds, outcome = _timed(stores, "reflection")
+        took, runs = took + seconds, runs + 1
+        done = int(outcome.split(", ")[1].split()[0])
+        changed += done
+    return took, f"{runs} run(s), {changed} change(s)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,21 +124,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_false",
         help="run the first run with the job's own bounds, not until it has caught up",
     )
+    parser.add_argument("--job", choices=("link", "reflection"), default="link")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(11)
+    job = args.job
     with tempfile.TemporaryDirectory() as folder:
         stores = SQLiteBackend(Path(folder) / "cairn.db", SystemClock()).stores()
         try:
             _write(stores, args.records, rng, 0)
+            if job == "reflection":
+                assert stores.jobs is not None
+                on = JobSwitches(memory_id="bench").switched(JobName.REFLECTION, True)
+                stores.jobs.set_switches(on)
             first = ("catch-up (unbounded)", 10**9) if args.catch_up else ("first run", None)
-            rows = [(first[0], *_timed(stores, first[1]), os.getloadavg()[0])]
+            if job == "reflection" and args.catch_up:
+                rows = [("catch-up (job's bounds)", *_caught_up(stores), os.getloadavg()[0])]
+            else:
+                rows = [(first[0], *_timed(stores, job, first[1]), os.getloadavg()[0])]
             second = "idle run, nothing written" if args.catch_up else "second run, nothing new"
-            rows.append((second, *_timed(stores), os.getloadavg()[0]))
+            rows.append((second, *_timed(stores, job), os.getloadavg()[0]))
             _write(stores, args.new, rng, args.records)
-            rows.append((f"after {args.new} new records", *_timed(stores), os.getloadavg()[0]))
+            new = f"after {args.new} new records"
+            rows.append((new, *_timed(stores, job), os.getloadavg()[0]))
         finally:
             stores.close()
-    print(f"link job, {args.records} records of {EMBEDDER.dims} dims, SQLite")
+    print(f"{job} job, {args.records} records of {EMBEDDER.dims} dims, SQLite")
     print(f"{'run':<28} {'seconds':>8}  {'load':>5}  outcome")
     for name, took, outcome, load in rows:
         print(f"{name:<28} {took:>8.3f}  {load:>5.2f}  {outcome}")

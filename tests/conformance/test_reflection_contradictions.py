@@ -1,17 +1,21 @@
 """The reflection job's contradictions on every backend: a nearby pair the model flags is
-marked contested on both sides, content, sources and trust unchanged, never retired
+marked contested on both sides, content, sources and trust unchanged, never retired; only the
+records written since the job's cursor are paired, and a pair asked is not asked again
 (``cairn.history.contradiction_flags``)."""
 
 from __future__ import annotations
 
+import json
+
 from cairn.clock import FixedClock
+from cairn.errors import ModelUnavailableError
 from cairn.history.reflection import run_reflection_job
 from cairn.models import Status, Trust
 from cairn.ports import Stores
 from cairn.recall.render import is_contested
 from cairn.testing import ScriptedModel
 from tests.conformance.samples import MODEL, SCOPE
-from tests.conformance.test_reflection_job import EMBED, NEAR, flag, remember, switch_on
+from tests.conformance.test_reflection_job import EMBED, NEAR, NOTHING, flag, remember, switch_on
 
 
 def test_a_flagged_pair_is_marked_contested_and_the_user_side_keeps_content_and_trust(
@@ -60,3 +64,51 @@ def test_flags_are_bounded_per_run_and_the_rest_wait(stores: Stores, clock: Fixe
     assert all(h.status is Status.ACTIVE for h in heads)  # untrusted both: still never retired
     assert (run.outcome, run.changed) == ("partial", 1)
     assert run.reasons == ("1× pair(s) left for the next run: the run's bound was reached",)
+
+
+def _asked(model: ScriptedModel) -> list[int]:
+    """How many pairs each request asked about."""
+    return [len(json.loads(r.messages[-1].text)["pairs"]) for r in model.requests]
+
+
+def test_a_declined_pair_is_not_asked_again_and_a_new_record_is_asked_against_the_scope(
+    stores: Stores, clock: FixedClock
+) -> None:
+    switch_on(stores)
+    older = [
+        remember(stores, f"The hives are {n}.", v) for n, v in zip("ab", NEAR[:2], strict=True)
+    ]
+    assert stores.access is not None
+    stores.access.add(SCOPE, {r.record_id: 1 for r in older}, after=0, upto=1)
+    first = ScriptedModel([NOTHING])
+    run_reflection_job(stores, first, "m1", embedder=EMBED, clock=clock)
+    newer = remember(stores, "The hives are c.", NEAR[2])
+    stores.access.add(SCOPE, {newer.record_id: 1}, after=1, upto=2)
+    second = ScriptedModel([NOTHING])
+
+    run = run_reflection_job(stores, second, "m1", embedder=EMBED, clock=clock)
+
+    assert (_asked(first), _asked(second)) == ([1], [2])  # the new record with each older one
+    assert "The hives are c." in second.requests[0].messages[-1].text
+    assert (run.outcome, run.changed, run.reasons) == ("done", 0, ())
+
+
+def test_a_failed_call_leaves_its_pairs_to_be_asked_by_the_next_run(
+    stores: Stores, clock: FixedClock
+) -> None:
+    switch_on(stores)
+    pair = [
+        remember(stores, f"The office is in {c}.", v)
+        for c, v in zip(("X", "Y"), NEAR[:2], strict=True)
+    ]
+    assert stores.access is not None
+    stores.access.add(SCOPE, {r.record_id: 1 for r in pair}, after=0, upto=1)
+    failing = ScriptedModel([ModelUnavailableError("throttled")])
+    failed = run_reflection_job(stores, failing, "m1", embedder=EMBED, clock=clock)
+    model = ScriptedModel([flag(1)])
+
+    run = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
+
+    assert failed.reasons == ("1× model call failed (ModelUnavailableError)",)
+    assert (_asked(model), run.changed) == ([1], 1)
+    assert all(is_contested(stores.records.get(SCOPE, r.record_id)) for r in pair)

@@ -159,15 +159,18 @@ def test_a_rerun_over_an_unchanged_cluster_asks_and_files_nothing(
         clock=clock,
     )
     (before,) = reflections(stores)
-    model = ScriptedModel([NOTHING])  # the pairs not flagged are asked again; nothing else
+    model = ScriptedModel()  # the pairs declined are not asked again; nothing is
 
     rerun = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
+    idle = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
 
     assert reflections(stores) == [before]
-    assert rerun.changed == 0
-    assert [r.output.name if r.output else None for r in model.requests] == [
-        "record_contradictions"
-    ]
+    assert (rerun.changed, rerun.reasons, model.requests) == (0, (), [])
+    # the first run's own reflection was news to the rerun; the rerun saw to all of it
+    assert (idle.outcome, idle.changed) == ("done", 0)
+    assert idle.reasons == (
+        "1× actor(s) skipped: no record written and none recalled since the last whole run",
+    )
 
 
 def test_a_changed_member_revises_the_reflection_instead_of_filing_a_second(
@@ -287,10 +290,10 @@ def test_two_runs_at_once_file_one_reflection_and_one_erased_by_hand_is_not_file
     assert made.content == "Filed first."
     assert outer.changed == 0
     erase_record(stores, SCOPE, made.record_id, staging=None, clock=clock)
-    model = ScriptedModel([NOTHING])
+    model = ScriptedModel()
     later = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
     assert reflections(stores) == []
-    assert [r.output.name for r in model.requests if r.output] == ["record_contradictions"]
+    assert model.requests == []  # no reflection asked for; the pairs declined are not asked again
     assert (later.changed, later.reasons) == (0, ())
 
 

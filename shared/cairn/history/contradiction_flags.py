@@ -1,8 +1,12 @@
 """The reflection job's contradictions: nearby pairs the model says cannot both hold, marked.
 
-The pairs are a scope's live heads, reflections left out, each among the other's nearest
-neighbours by cosine at least ``CONTRADICTION_FLOOR`` (``cairn.history.link_pairs.nearby``), a
-pair already marked left out. The model is asked ``MAX_PAIRS_PER_CALL`` pairs a call
+The pairs are those of the records written since the job's cursor (the scope's change feed past
+the sequence noted in the job log, ``JobLog.marker``; ``cairn.history.link_pairs``), each with
+its nearest live heads by cosine at least ``CONTRADICTION_FLOOR``, through the recall index's
+snapshot of the scope (``cairn.history.linking.scope_snapshot``), reflections left out on both
+sides, and a pair already marked left out: the new records against the scope, never all pairs.
+Stores with no change feed or job log pair every head each run
+(``cairn.history.link_pairs.nearby``). The model is asked ``MAX_PAIRS_PER_CALL`` pairs a call
 (``cairn.history.contradiction_prompts``). A flagged pair is marked as consolidation marks an
 undecided contradiction (``cairn.consolidate.contradictions.mark_contested``, a layer above
 this one, so its few lines are written again here): each record gets a new version adding a
@@ -10,27 +14,37 @@ this one, so its few lines are written again here): each record gets a new versi
 content and no sources, so no trust: a user's record stays trusted, and nothing is superseded
 or retracted, whichever side is untrusted (DESIGN §4: untrusted evidence may contest a trusted
 record, never retire it). The apply is conditioned on the versions read and on the scope's
-erasure count, so a record changed or erased meanwhile waits for the next run.
+erasure count, so a record changed or erased meanwhile waits for the next run (its change is
+past the cursor).
+
+The cursor moves, after the run's calls, to the last record all of whose pairs (and every
+earlier record's) were asked, so a declined pair is not asked again and a bounded or failed run
+leaves the rest to the next; when every pair was asked it moves on past the marks the run
+itself wrote (they are no news: both sides were just asked about).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeAlias
 
 from cairn.changes import Change, RecordPatch, Revise
 from cairn.errors import CairnError
 from cairn.history.contradiction_prompts import contradiction_request, read_contradictions
 from cairn.history.job_runs import RunTally
-from cairn.history.link_pairs import nearby
+from cairn.history.link_pairs import Pair, Written, nearby, nearest, written_since
 from cairn.history.link_prompts import MAX_PAIRS_PER_CALL, LinkPair, end_of
+from cairn.history.linking import before, scope_snapshot
 from cairn.history.synthesis import ReflectionBudget
-from cairn.models import Edge, EdgeKind, RecordVersion, Scope
-from cairn.ports import IndexRow, ModelProvider, Stores
+from cairn.jobs import JobName
+from cairn.models import Edge, EdgeKind, EmbedderId, RecordVersion, Scope
+from cairn.ports import IndexRow, ModelProvider, RecordChangeFeed, Stores
 from cairn.reflection_records import REFLECTION_STRATEGY
 
 # Contradicting claims are about one thing, so they read alike; the link job's floor.
 CONTRADICTION_FLOOR = 0.5
 LEFT = "pair(s) left for the next run: the run's bound was reached"
+_Read: TypeAlias = tuple[RecordVersion, RecordVersion, float]
 
 
 def flag_contradictions(
@@ -38,19 +52,98 @@ def flag_contradictions(
     model: ModelProvider,
     scope: Scope,
     rows: Sequence[IndexRow],
+    embedder: EmbedderId,
     tally: RunTally,
     budget: ReflectionBudget,
     erasures: int,
-) -> None:
-    """Ask about the scope's unmarked nearby pairs and mark those flagged, within ``budget``."""
+) -> bool:
+    """Ask about the scope's unmarked nearby pairs and mark those flagged, within ``budget``;
+    whether every pair was asked (none left to a later run)."""
     if budget.flags <= 0:
-        return
-    candidates = [r for r in rows if r.strategy != REFLECTION_STRATEGY]
-    current: dict[str, RecordVersion] = {}  # the versions this run's marks wrote
-    for batch in _unmarked_batches(nearby(candidates, CONTRADICTION_FLOOR)):
+        return False
+    flagger = _Flagger(stores, model, scope, tally, budget, erasures)
+    if stores.changes is None or stores.jobs is None:  # no cursor: every head each run
+        candidates = [r for r in rows if r.strategy != REFLECTION_STRATEGY]
+        found = nearby(candidates, CONTRADICTION_FLOOR)
+        pairs = tuple(Pair(a.record_id, b.record_id, cos) for a, b, cos in found)
+        return flagger.ask([Written(0, "", pairs)]) is None
+    after = int(stores.jobs.marker(scope, JobName.REFLECTION) or 0)
+    written, upto = written_since(stores.changes, scope, after)
+    if upto == after:
+        return True
+    snapshot = scope_snapshot(stores, scope, embedder)
+    paired = nearest(snapshot, written, CONTRADICTION_FLOOR, leave_out=REFLECTION_STRATEGY)
+    reached = flagger.ask(paired)
+    moved = _past_own(stores.changes, scope, upto, flagger.wrote) if reached is None else reached
+    if moved > after:
+        stores.jobs.set_marker(scope, JobName.REFLECTION, str(moved))
+    return reached is None
+
+
+def _past_own(changes: RecordChangeFeed, scope: Scope, upto: int, own: set[tuple[str, int]]) -> int:
+    """The last sequence after ``upto`` up to which every change is one of ``own`` versions."""
+    for change in changes.scope_changes(scope, upto, limit=1000):
+        if (change.record_id, change.version) not in own:
+            break
+        upto = change.sequence
+    return upto
+
+
+class _Flagger:
+    """Asks the model about a scope's pairs, in batches, within the run's budget."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        model: ModelProvider,
+        scope: Scope,
+        tally: RunTally,
+        budget: ReflectionBudget,
+        erasures: int,
+    ) -> None:
+        self.stores, self.model, self.scope = stores, model, scope
+        self.tally, self.budget, self.erasures = tally, budget, erasures
+        self.current: dict[str, RecordVersion] = {}  # the versions this run's marks wrote
+        self.wrote: set[tuple[str, int]] = set()
+
+    def ask(self, written: Iterable[Written]) -> int | None:
+        """Ask about every unmarked pair of ``written`` (in sequence order), 8 a call;
+        ``None`` when every pair was asked, else the sequence of the last record all of whose
+        pairs (and every earlier record's) were asked before the run stopped (0: none)."""
+        pending: list[tuple[int, _Read]] = []
+        taken: list[int] = []  # sequences of the records whose pairs are pending or asked
+        for record in written:
+            pending += [(record.sequence, read) for read in self._unmarked(record.pairs)]
+            taken.append(record.sequence)
+            while len(pending) >= MAX_PAIRS_PER_CALL:
+                if not self._send([read for _, read in pending[:MAX_PAIRS_PER_CALL]]):
+                    return before(taken, pending[0][0])
+                pending = pending[MAX_PAIRS_PER_CALL:]
+        if pending and not self._send([read for _, read in pending]):
+            return before(taken, pending[0][0])
+        return None
+
+    def _unmarked(self, pairs: tuple[Pair, ...]) -> Iterator[_Read]:
+        """Each pair's two records as they read now, unless erased or already marked."""
+        for pair in pairs:
+            try:
+                first, second = (self._read(rid) for rid in (pair.a, pair.b))
+            except CairnError:
+                continue  # erased or gone meanwhile
+            if second.record_id in _marked(first) or first.record_id in _marked(second):
+                continue
+            yield first, second, pair.cosine
+
+    def _read(self, record_id: str) -> RecordVersion:
+        found = self.current.get(record_id)
+        return found if found is not None else self.stores.records.get(self.scope, record_id)
+
+    def _send(self, batch: list[_Read]) -> bool:
+        """Ask about ``batch`` and mark what is flagged; whether it was asked whole."""
+        budget, tally = self.budget, self.tally
         if not budget.may_call() or budget.flags <= 0:
             tally.reasons[LEFT] += 1
-            return
+            return False
         document = tuple(
             LinkPair(
                 n=n,
@@ -63,39 +156,23 @@ def flag_contradictions(
         budget.calls -= 1
         try:
             flagged, dropped = read_contradictions(
-                model.complete(contradiction_request(document)).text, len(batch)
+                self.model.complete(contradiction_request(document)).text, len(batch)
             )
         except CairnError as exc:
             tally.reasons[f"model call failed ({type(exc).__name__})"] += 1
-            continue
+            return False
         if dropped:
             tally.reasons["answer(s) dropped: no such pair, or a pair named twice"] += dropped
         for n in flagged:
             if budget.flags <= 0:
                 tally.reasons[LEFT] += 1
-                return
+                return False
             a, b, _ = batch[n - 1]
-            a, b = current.get(a.record_id, a), current.get(b.record_id, b)
-            marked = _mark(stores, scope, a, b, tally, budget, erasures)
-            current.update({v.record_id: v for v in marked})
-
-
-def _unmarked_batches(
-    pairs: Iterable[tuple[IndexRow, IndexRow, float]],
-) -> Iterator[list[tuple[RecordVersion, RecordVersion, float]]]:
-    """The pairs not marked yet, ``MAX_PAIRS_PER_CALL`` a batch, each record read only when
-    its pair's batch is reached (a run asks about a few batches, not every pair)."""
-    batch: list[tuple[RecordVersion, RecordVersion, float]] = []
-    for row, other, cos in pairs:
-        first, second = row.load(), other.load()
-        if second.record_id in _marked(first) or first.record_id in _marked(second):
-            continue
-        batch.append((first, second, cos))
-        if len(batch) == MAX_PAIRS_PER_CALL:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+            a, b = self.current.get(a.record_id, a), self.current.get(b.record_id, b)
+            marked = _mark(self.stores, self.scope, a, b, tally, budget, self.erasures)
+            self.current.update({v.record_id: v for v in marked})
+            self.wrote.update((v.record_id, v.version) for v in marked)
+        return True
 
 
 def _marked(version: RecordVersion) -> set[str]:

@@ -67,15 +67,27 @@ def written_since(changes: RecordChangeFeed, scope: Scope, after: int) -> tuple[
     return [Written(seq, rid) for rid, seq in last.items()], upto
 
 
-def nearest(snapshot: Snapshot, written: Sequence[Written], floor: float) -> Iterator[Written]:
+def nearest(
+    snapshot: Snapshot,
+    written: Sequence[Written],
+    floor: float,
+    *,
+    leave_out: str | None = None,
+) -> Iterator[Written]:
     """``written`` with each record's pairs: its ``NEIGHBOURS`` nearest live heads of the
     snapshot by cosine, at least ``floor``, nearest first; a record no longer a live head with
-    a vector has none. Lazily, ``_BLOCK`` records a product, so a reader that stops early
-    pays only for what it read."""
+    a vector has none, and neither has one of strategy ``leave_out``, nor is it anyone's
+    neighbour. Lazily, ``_BLOCK`` records a product, so a reader that stops early pays only
+    for what it read."""
     positions = {rid: row for row, rid in enumerate(snapshot.record_ids)}
     matrix = snapshot.matrix
     rows_of = np.flatnonzero(np.asarray(snapshot.vector_rows) >= 0)  # matrix row -> row
-    k = min(NEIGHBOURS, len(matrix) - 1)
+    left_out = _of_strategy(snapshot, rows_of, leave_out)
+    if left_out.any():
+        positions = {
+            rid: row for rid, row in positions.items() if not _row_left(snapshot, row, leave_out)
+        }
+    k = min(NEIGHBOURS, len(matrix) - 1 - int(left_out.sum()))
     seen: set[tuple[str, str]] = set()
     for start in range(0, len(written), _BLOCK):
         block = written[start : start + _BLOCK]
@@ -86,12 +98,28 @@ def nearest(snapshot: Snapshot, written: Sequence[Written], floor: float) -> Ite
         pairs: dict[int, tuple[Pair, ...]] = {}
         if sims is not None:
             sims[np.arange(len(asked)), [at[i] for i in asked]] = -2.0  # never its own neighbour
+            sims[:, left_out] = -2.0
             best = np.argpartition(-sims, k - 1, axis=1)[:, :k]
             for n, i in enumerate(asked):
                 ids = [snapshot.record_ids[int(rows_of[j])] for j in best[n]]
                 pairs[i] = _pairs(block[i].record_id, ids, sims[n][best[n]], floor, seen)
         for i, w in enumerate(block):
             yield Written(w.sequence, w.record_id, pairs.get(i, ()))
+
+
+def _of_strategy(
+    snapshot: Snapshot, rows_of: npt.NDArray[np.intp], strategy: str | None
+) -> npt.NDArray[np.bool_]:
+    """Per matrix row, whether its record is of ``strategy`` (none are for ``None``)."""
+    if strategy is None or strategy not in snapshot.strategies:
+        return np.zeros(len(rows_of), dtype=bool)
+    code = snapshot.strategies.index(strategy)
+    left: npt.NDArray[np.bool_] = np.asarray(snapshot.strategy_codes)[rows_of] == code
+    return left
+
+
+def _row_left(snapshot: Snapshot, row: int, strategy: str | None) -> bool:
+    return snapshot.strategies[int(snapshot.strategy_codes[row])] == strategy
 
 
 def _pairs(

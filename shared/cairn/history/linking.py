@@ -92,7 +92,7 @@ class _Budget:
 def _link_scope(stores: Stores, linker: _Linker, embedder: EmbedderId, floor: float) -> None:
     scope = linker.scope
     if stores.changes is None or stores.jobs is None:  # no cursor: every head is new each run
-        snapshot = _snapshot(stores, scope, embedder)
+        snapshot = scope_snapshot(stores, scope, embedder)
         linker.ask(nearest(snapshot, [Written(0, r) for r in snapshot.record_ids], floor))
         return
     after = int(stores.jobs.marker(scope, JobName.LINK) or 0)
@@ -100,20 +100,20 @@ def _link_scope(stores: Stores, linker: _Linker, embedder: EmbedderId, floor: fl
     if upto == after:
         linker.tally.notes[UNCHANGED] += 1
         return
-    snapshot = _snapshot(stores, scope, embedder)
+    snapshot = scope_snapshot(stores, scope, embedder)
     reached = linker.ask(nearest(snapshot, written, floor))
     moved = upto if reached is None else reached
     if moved > after:
         stores.jobs.set_marker(scope, JobName.LINK, str(moved))
 
 
-def _before(sequences: list[int], first_left: int) -> int:
+def before(sequences: list[int], first_left: int) -> int:
     """The last of ``sequences`` (ascending) below ``first_left``; 0 when none is."""
     i = bisect_left(sequences, first_left)
     return sequences[i - 1] if i > 0 else 0
 
 
-def _snapshot(stores: Stores, scope: Scope, embedder: EmbedderId) -> Snapshot:
+def scope_snapshot(stores: Stores, scope: Scope, embedder: EmbedderId) -> Snapshot:
     """The recall index's snapshot of the scope (the process's kept one where there is one)."""
     index = index_of(stores)
     if isinstance(index, EmbeddedRecallIndex):
@@ -147,15 +147,15 @@ class _Linker:
         for record in written:
             if self.budget.spent():
                 self.tally.reasons[LEFT] += 1
-                return _before(taken, pending[0][0] if pending else record.sequence + 1)
+                return before(taken, pending[0][0] if pending else record.sequence + 1)
             pending += [(record.sequence, pair) for pair in self._unlinked(record.pairs)]
             taken.append(record.sequence)
             while len(pending) >= MAX_PAIRS_PER_CALL:
                 if not self._send([pair for _, pair in pending[:MAX_PAIRS_PER_CALL]]):
-                    return _before(taken, pending[0][0])
+                    return before(taken, pending[0][0])
                 pending = pending[MAX_PAIRS_PER_CALL:]
         if pending and not self._send([pair for _, pair in pending]):
-            return _before(taken, pending[0][0])
+            return before(taken, pending[0][0])
         return None
 
     def _send(self, batch: list[Pair]) -> bool:

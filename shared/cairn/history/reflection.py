@@ -14,14 +14,20 @@ an erase then destroyed is never written), then does two things, each through th
   untrusted), linked ``part_of`` from each cited member in the link store. It remembers the
   member versions it was made from: a rerun over an unchanged cluster files nothing, a cluster
   whose members changed revises its reflection (a new version, never a second reflection);
-- **contradictions** (``cairn.history.contradiction_flags``): nearby pairs of live records the
-  model says cannot both hold are marked as consolidation marks them, a ``contradicts`` edge on
-  each (rendered ``contested``), content, sources and trust unchanged; nothing is superseded or
-  retracted, whichever side is untrusted;
+- **contradictions** (``cairn.history.contradiction_flags``): the records written since the
+  job's cursor, paired with their nearest live heads through the recall index's snapshot,
+  where the model says the two cannot both hold, are marked as consolidation marks them, a
+  ``contradicts`` edge on each (rendered ``contested``), content, sources and trust unchanged;
+  nothing is superseded or retracted, whichever side is untrusted;
 - **upkeep**: a reflection made from a record that is no longer live (retracted, as
   DeleteMemoryRecord does, or superseded) and that no cluster took up again is retracted too
   (softly, as its member was), so recall never shows what it said of that record; only after a
   synthesis that saw to every cluster of the scope (one left for later may still revise it).
+
+A scope whose state (its change feed's last sequence and the recall journal sequence its access
+counts are counted to) is the one a whole run of it (nothing left for later) started from is
+skipped, named in the run log, the outcome still ``done``. A run that wrote something is news to
+the next, which finds nothing to do (the pairs' cursor moves past its own marks) and notes it.
 
 Off unless switched on. Bounded per run: at most ``max_calls`` model calls over the memory
 (synthesis first), ``max_clusters`` reflections filed or revised and ``max_flags`` pairs
@@ -75,13 +81,36 @@ def run_reflection_job(
     assert embedder is not None
     budget = ReflectionBudget(max_calls, max_clusters, max_flags, clock, until)
     for scope in tally.scopes(stores, memory_id, budget.spent):
+        state = _state(stores, scope)
+        if state is not None and _seen(stores, scope) == state:
+            tally.notes[UNCHANGED] += 1
+            continue
         erasures = stores.records.erasures(scope)  # first: an erasure after it fences the writes
         rows = read_rows(stores.records, scope, embedder.identity, bulk=bulk_reads(stores.records))
         complete = synthesise(stores, model, embedder, scope, rows, tally, budget, clock, erasures)
-        flag_contradictions(stores, model, scope, rows, tally, budget, erasures)
+        ident = embedder.identity
+        flagged = flag_contradictions(stores, model, scope, rows, ident, tally, budget, erasures)
         if complete:
             retire_stale(stores, scope, rows, tally, erasures)
+        if complete and flagged and state is not None and stores.jobs is not None:
+            stores.jobs.set_marker(scope, JobName.REFLECTION, state, SEEN_KEY)
     return tally.finish(stores, clock)
+
+
+SEEN_KEY = "seen"  # the scope's state a run saw to whole (the pairs' cursor is the "" marker)
+UNCHANGED = "actor(s) skipped: no record written and none recalled since the last whole run"
+
+
+def _seen(stores: Stores, scope: Scope) -> str | None:
+    return stores.jobs.marker(scope, JobName.REFLECTION, SEEN_KEY) if stores.jobs else None
+
+
+def _state(stores: Stores, scope: Scope) -> str | None:
+    """What a run depends on, read before it: the scope's last change and the recall journal
+    sequence its access counts are counted up to (``None``: these stores keep no such thing)."""
+    if stores.changes is None or stores.jobs is None or stores.access is None:
+        return None
+    return f"{stores.changes.last_sequence(scope)}/{stores.access.cursor(scope)}"
 
 
 RETIRE_REASON = "a record it was made from is no longer live"
