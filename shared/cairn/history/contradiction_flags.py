@@ -1,21 +1,19 @@
 """The reflection job's contradictions: nearby pairs the model says cannot both hold, marked.
 
-The pairs are those of the records written since the job's cursor (the scope's change feed past
-the sequence noted in the job log, ``JobLog.marker``; ``cairn.history.link_pairs``), each with
-its nearest live heads by cosine at least ``CONTRADICTION_FLOOR``, through the recall index's
-snapshot of the scope (``cairn.history.linking.scope_snapshot``), reflections left out on both
-sides, and a pair already marked left out: the new records against the scope, never all pairs.
-Stores with no change feed or job log pair every head each run
-(``cairn.history.link_pairs.nearby``). The model is asked ``MAX_PAIRS_PER_CALL`` pairs a call
-(``cairn.history.contradiction_prompts``). A flagged pair is marked as consolidation marks an
-undecided contradiction (``cairn.consolidate.contradictions.mark_contested``, a layer above
-this one, so its few lines are written again here): each record gets a new version adding a
+The pairs are those of the records written since the job's cursor (the scope's change feed past the
+sequence noted in the job log, ``JobLog.marker``; ``cairn.history.link_pairs``), each with its
+nearest live heads by cosine at least ``CONTRADICTION_FLOOR``, through the recall index's snapshot
+of the scope (``cairn.history.linking.scope_snapshot``), reflections left out on both sides, and a
+pair already marked left out: the new records against the scope, never all pairs. Stores with no
+change feed or job log pair every head each run. The model is asked ``MAX_PAIRS_PER_CALL`` pairs a
+call (``cairn.history.contradiction_prompts``). A flagged pair is marked as consolidation marks an
+undecided contradiction (``cairn.consolidate.contradictions.mark_contested``, a layer above this
+one, so its few lines are written again here): each record gets a new version adding a
 ``contradicts`` edge to the other, so recall labels both ``contested``. That version changes no
-content and no sources, so no trust: a user's record stays trusted, and nothing is superseded
-or retracted, whichever side is untrusted (DESIGN §4: untrusted evidence may contest a trusted
-record, never retire it). The apply is conditioned on the versions read and on the scope's
-erasure count, so a record changed or erased meanwhile waits for the next run (its change is
-past the cursor).
+content and no sources, so no trust: a user's record stays trusted, and nothing is superseded or
+retracted, whichever side is untrusted (DESIGN §4: untrusted evidence may contest a trusted record,
+never retire it). The apply is conditioned on the versions read and on the scope's erasure count, so
+a record changed or erased meanwhile waits for the next run (its change is past the cursor).
 
 The cursor moves, after the run's calls, to the last record all of whose pairs (and every
 earlier record's) were asked, so a declined pair is not asked again and a bounded or failed run
@@ -25,20 +23,20 @@ itself wrote (they are no news: both sides were just asked about).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TypeAlias
 
 from cairn.changes import Change, RecordPatch, Revise
 from cairn.errors import CairnError
 from cairn.history.contradiction_prompts import contradiction_request, read_contradictions
 from cairn.history.job_runs import RunTally
-from cairn.history.link_pairs import Pair, Written, nearby, nearest, written_since
+from cairn.history.link_pairs import Pair, Written, nearest, written_since
 from cairn.history.link_prompts import MAX_PAIRS_PER_CALL, LinkPair, end_of
 from cairn.history.linking import before, scope_snapshot
 from cairn.history.synthesis import ReflectionBudget
 from cairn.jobs import JobName
 from cairn.models import Edge, EdgeKind, EmbedderId, RecordVersion, Scope
-from cairn.ports import IndexRow, ModelProvider, RecordChangeFeed, Stores
+from cairn.ports import ModelProvider, RecordChangeFeed, Stores
 from cairn.reflection_records import REFLECTION_STRATEGY
 
 # Contradicting claims are about one thing, so they read alike; the link job's floor.
@@ -51,7 +49,6 @@ def flag_contradictions(
     stores: Stores,
     model: ModelProvider,
     scope: Scope,
-    rows: Sequence[IndexRow],
     embedder: EmbedderId,
     tally: RunTally,
     budget: ReflectionBudget,
@@ -63,10 +60,10 @@ def flag_contradictions(
         return False
     flagger = _Flagger(stores, model, scope, tally, budget, erasures)
     if stores.changes is None or stores.jobs is None:  # no cursor: every head each run
-        candidates = [r for r in rows if r.strategy != REFLECTION_STRATEGY]
-        found = nearby(candidates, CONTRADICTION_FLOOR)
-        pairs = tuple(Pair(a.record_id, b.record_id, cos) for a, b, cos in found)
-        return flagger.ask([Written(0, "", pairs)]) is None
+        snapshot = scope_snapshot(stores, scope, embedder)
+        heads = [Written(0, r) for r in snapshot.record_ids]
+        paired = nearest(snapshot, heads, CONTRADICTION_FLOOR, leave_out=REFLECTION_STRATEGY)
+        return flagger.ask(paired) is None
     after = int(stores.jobs.marker(scope, JobName.REFLECTION) or 0)
     written, upto = written_since(stores.changes, scope, after)
     if upto == after:

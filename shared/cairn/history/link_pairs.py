@@ -8,8 +8,7 @@ of those records, through the recall index's snapshot of the scope (its unit mat
 the scope, ``len(new) x N`` products, never all pairs. A pair is named once (lower record id
 first), in the group of the first new record that found it.
 
-``nearby(rows, floor)`` is the whole-scope product the link job no longer runs (every row
-against every row, in blocks): the reflection job pairs nearby records with it.
+The reflection job's contradictions pair the same way (``cairn.history.contradiction_flags``).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.models import Scope
-from cairn.ports import IndexRow, RecordChangeFeed
+from cairn.ports import RecordChangeFeed
 from cairn.recall.index.snapshot import Snapshot
 
 NEIGHBOURS = 3  # per record
@@ -139,29 +138,3 @@ def _pairs(
         seen.add(key)
         kept.append(Pair(key[0], key[1], cosine))
     return tuple(kept)
-
-
-def nearby(rows: list[IndexRow], floor: float) -> list[tuple[IndexRow, IndexRow, float]]:
-    """Pairs of rows each among the other's ``NEIGHBOURS`` nearest by cosine (at least
-    ``floor``), each pair once (lower record id first), nearest first."""
-    with_vectors = [r for r in rows if r.vector is not None]
-    if len(with_vectors) < 2:
-        return []
-    stacked = np.stack([r.vector for r in with_vectors if r.vector is not None])
-    norms = np.linalg.norm(stacked, axis=1, keepdims=True)
-    matrix = (stacked / np.where(norms == 0, 1.0, norms)).astype(np.float32)
-    found: dict[tuple[int, int], float] = {}
-    for start in range(0, len(with_vectors), _BLOCK):
-        sims = matrix[start : start + _BLOCK] @ matrix.T
-        block = np.arange(len(sims))
-        sims[block, start + block] = -2.0  # never a record's own neighbour
-        k = min(NEIGHBOURS, len(with_vectors) - 1)
-        best = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # the k best, unordered
-        for offset, row in enumerate(best):
-            i = start + offset
-            for j in row:
-                cos = float(sims[offset, j])
-                if cos >= floor:
-                    found.setdefault((min(i, int(j)), max(i, int(j))), cos)
-    ordered = sorted(found.items(), key=lambda item: (-item[1], item[0]))
-    return [(with_vectors[i], with_vectors[j], cos) for (i, j), cos in ordered]

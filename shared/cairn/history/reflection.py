@@ -1,8 +1,9 @@
 """Reflection: insights synthesised from never-recalled clusters, and contradictions flagged.
 
 ``run_reflection_job(stores, model, memory_id, embedder=..., clock=...)`` visits every actor of
-the memory holding records and reads its live heads with their vectors (the recall index's own
-read, ``cairn.recall.index.rows.read_rows``), after the scope's erasure count, which every
+the memory holding records and reads its live heads with their vectors through the recall
+index's snapshot of the scope (``cairn.history.linking.scope_snapshot``: the process's kept one
+where there is one), after the scope's erasure count, which every
 write of the run is fenced by (``cairn.erasure_fence``: a reflection planned from a member that
 an erase then destroyed is never written), then does two things, each through the model port:
 
@@ -39,18 +40,18 @@ flagged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from cairn.changes import Retract
 from cairn.errors import CairnError
 from cairn.history.contradiction_flags import flag_contradictions
 from cairn.history.job_runs import RunTally, start_run, switched_off
+from cairn.history.linking import scope_snapshot
 from cairn.history.synthesis import ReflectionBudget, synthesise
 from cairn.jobs import JobName, JobRun
 from cairn.models import Scope
-from cairn.ports import Clock, Embedder, IndexRow, ModelProvider, Stores
-from cairn.recall.index.rows import bulk_reads, read_rows
+from cairn.ports import Clock, Embedder, ModelProvider, Stores
+from cairn.recall.index.snapshot import Snapshot
 from cairn.reflection_records import REFLECTION_STRATEGY, made_from
 
 DEFAULT_MAX_CALLS = 8
@@ -86,12 +87,14 @@ def run_reflection_job(
             tally.notes[UNCHANGED] += 1
             continue
         erasures = stores.records.erasures(scope)  # first: an erasure after it fences the writes
-        rows = read_rows(stores.records, scope, embedder.identity, bulk=bulk_reads(stores.records))
-        complete = synthesise(stores, model, embedder, scope, rows, tally, budget, clock, erasures)
+        snapshot = scope_snapshot(stores, scope, embedder.identity)
+        complete = synthesise(
+            stores, model, embedder, scope, snapshot, tally, budget, clock, erasures
+        )
         ident = embedder.identity
-        flagged = flag_contradictions(stores, model, scope, rows, ident, tally, budget, erasures)
+        flagged = flag_contradictions(stores, model, scope, ident, tally, budget, erasures)
         if complete:
-            retire_stale(stores, scope, rows, tally, erasures)
+            retire_stale(stores, scope, snapshot, tally, erasures)
         if complete and flagged and state is not None and stores.jobs is not None:
             stores.jobs.set_marker(scope, JobName.REFLECTION, state, SEEN_KEY)
     return tally.finish(stores, clock)
@@ -117,17 +120,17 @@ RETIRE_REASON = "a record it was made from is no longer live"
 
 
 def retire_stale(
-    stores: Stores, scope: Scope, rows: Sequence[IndexRow], tally: RunTally, erasures: int
+    stores: Stores, scope: Scope, snapshot: Snapshot, tally: RunTally, erasures: int
 ) -> None:
-    """Retract each live reflection (as it reads now) made from a record not among ``rows``,
-    the scope's live heads at the start of the run, in one apply."""
-    live = {row.record_id for row in rows}
+    """Retract each live reflection (as it reads now) made from a record not among the
+    snapshot's, the scope's live heads at the start of the run, in one apply."""
+    live = set(snapshot.record_ids)
     stale = {}
-    for row in rows:
-        if row.strategy != REFLECTION_STRATEGY:
+    for row, record_id in enumerate(snapshot.record_ids):
+        if snapshot.strategies[int(snapshot.strategy_codes[row])] != REFLECTION_STRATEGY:
             continue
         try:
-            now = stores.records.get(scope, row.record_id)
+            now = stores.records.get(scope, record_id)
         except CairnError:
             continue  # erased meanwhile: nothing left to retract
         if now.live and made_from(now).keys() - live:

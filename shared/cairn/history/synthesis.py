@@ -1,11 +1,14 @@
 """The reflection job's synthesis: one insight per cluster of never-recalled records.
 
-Candidates are a scope's live heads that have a vector, are not reflections themselves and that
-no recall has shown (no access count). They are clustered within their namespace (a reflection
-lives beside its members, so it never carries one namespace's content into another), by cosine
-at least ``CLUSTER_FLOOR``: in record-id order, each record not yet taken gathers the nearest
-untaken ones, up to ``MAX_MEMBERS`` in all; a cluster has two members at least. The order
-makes the clusters the same on a rerun over the same records.
+Candidates are a scope's live heads, as the recall index's snapshot of the scope holds them,
+that have a vector, are not reflections themselves and that no recall has shown (no access
+count). They are clustered within their namespace (a reflection lives beside its members, so it
+never carries one namespace's content into another), by cosine at least ``CLUSTER_FLOOR`` over
+the snapshot's matrix (``cairn.history.clusters``): in record-id order, each record not yet
+taken gathers the nearest untaken ones, up to ``MAX_MEMBERS`` in all; a cluster has two members
+at least. The order makes the clusters the same on a rerun over the same records; clusters are
+found lazily, so a bounded run computes only those it reaches, and only the members of those are
+read.
 
 A cluster's reflection is the live reflection made from most of its members (each reflection
 matched once). When it was made from exactly these members with their current content nothing
@@ -25,15 +28,14 @@ asked for them).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-
-import numpy as np
 
 from cairn.changes import Change, Create, NewRecord, RecordPatch, Revise, Vector
 from cairn.erasure_fence import place_fenced
 from cairn.errors import CairnError, ErasedMeanwhileError, RecordNotFoundError
+from cairn.history.clusters import clusters
 from cairn.history.job_runs import RunTally
 from cairn.history.reflection_prompts import MAX_MEMBERS, read_reflection, reflection_request
 from cairn.links import Link
@@ -45,7 +47,8 @@ from cairn.models import (
     SourceKind,
     union_sources,
 )
-from cairn.ports import Clock, Embedder, IndexRow, ModelProvider, Stores
+from cairn.ports import Clock, Embedder, ModelProvider, Stores
+from cairn.recall.index.snapshot import Snapshot
 from cairn.reflection_records import (
     INSIGHT_CATEGORY,
     MADE_FROM_KEY,
@@ -60,7 +63,6 @@ from cairn.reflection_records import (
 CLUSTER_FLOOR = 0.6
 # A reflection is inferred: never more confident than this, nor than its least confident member.
 MAX_CONFIDENCE = 0.7
-_BLOCK = 256  # seeds per similarity block: 256 x N floats at a time, never N x N
 LEFT = "cluster(s) left for the next run: the run's bound was reached"
 
 
@@ -82,39 +84,12 @@ class ReflectionBudget:
         return not self.may_call() or (self.clusters <= 0 and self.flags <= 0)
 
 
-def clusters(rows: Sequence[IndexRow], floor: float, size: int) -> Iterator[list[IndexRow]]:
-    """Clusters of two to ``size`` rows (each row in one at most), as they are found, so a
-    run that stops early computes no more; see the module."""
-    with_vectors = [r for r in rows if r.vector is not None]
-    if len(with_vectors) < 2:
-        return
-    stacked = np.stack([r.vector for r in with_vectors if r.vector is not None])
-    norms = np.linalg.norm(stacked, axis=1, keepdims=True)
-    matrix = (stacked / np.where(norms == 0, 1.0, norms)).astype(np.float32)
-    taken = np.zeros(len(with_vectors), dtype=bool)
-    for start in range(0, len(with_vectors), _BLOCK):
-        sims = matrix[start : start + _BLOCK] @ matrix.T
-        for offset, row in enumerate(sims):
-            seed = start + offset
-            if taken[seed]:
-                continue
-            row[taken] = -2.0
-            row[seed] = -2.0
-            near = np.flatnonzero(row >= floor)
-            if near.size == 0:
-                continue
-            nearest = near[np.argsort(-row[near], kind="stable")][: size - 1]
-            members = sorted([seed, *(int(j) for j in nearest)])
-            taken[members] = True
-            yield [with_vectors[j] for j in members]
-
-
 def synthesise(
     stores: Stores,
     model: ModelProvider,
     embedder: Embedder,
     scope: Scope,
-    rows: Sequence[IndexRow],
+    snapshot: Snapshot,
     tally: RunTally,
     budget: ReflectionBudget,
     clock: Clock,
@@ -126,16 +101,20 @@ def synthesise(
         tally.reasons["scope(s) not synthesised: these stores keep no access counts"] += 1
         return False
     shown = stores.access.counts(scope)
-    kept = {r.record_id: r.load() for r in rows if r.strategy == REFLECTION_STRATEGY}
+    ids = snapshot.record_ids
+    strategies = [snapshot.strategies[int(c)] for c in snapshot.strategy_codes]
+    kept = {
+        ids[r]: snapshot.version(r) for r, s in enumerate(strategies) if s == REFLECTION_STRATEGY
+    }
     made = {record_id: made_from(version) for record_id, version in kept.items()}
-    groups: dict[str, list[IndexRow]] = defaultdict(list)
-    for row in rows:
-        if row.strategy != REFLECTION_STRATEGY and not shown.get(row.record_id):
-            groups[row.namespace].append(row)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for row in sorted(range(snapshot.size), key=ids.__getitem__):  # record-id order
+        if strategies[row] != REFLECTION_STRATEGY and not shown.get(ids[row]):
+            groups[snapshot.namespaces[int(snapshot.namespace_codes[row])]].append(row)
     used: set[str] = set()
     for namespace in sorted(groups):
-        for cluster in clusters(groups[namespace], CLUSTER_FLOOR, MAX_MEMBERS):
-            members = [row.load() for row in cluster]
+        for cluster in clusters(snapshot, groups[namespace], CLUSTER_FLOOR, MAX_MEMBERS):
+            members = [snapshot.version(row) for row in cluster]
             existing = _its_reflection({m.record_id for m in members}, made, used)
             if existing is not None:
                 used.add(existing)
