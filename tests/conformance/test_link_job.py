@@ -237,3 +237,25 @@ def test_records_written_in_another_actor_s_scope_are_not_this_scope_s_news(
     assert asked_pairs(model) == [frozenset({"I keep goats", "Goats eat hay"})]
     assert (run.actors, run.outcome) == (2, "done")
     assert run.reasons == ("1× actor(s) skipped: no record written since the last run",)
+
+
+def test_a_new_record_among_an_older_one_s_nearest_is_paired_back_with_it_once(
+    stores: Stores, clock: FixedClock
+) -> None:
+    # The hive's three nearest include the new record; the new record's three are the bees.
+    hive = remember(stores, "The hive", (1.0, 0.0, 0.0, 0.8), ("hive",))
+    for n, values in enumerate(
+        ((1.0, 0.05, 0.0, -0.1), (1.0, 0.0, 0.05, -0.1), (1.0, -0.05, 0, -0.1))
+    ):
+        remember(stores, f"Bee {n}", values, ("bees",))
+    run_link_job(stores, declines(1), "m1", embedder=EMBEDDER, clock=clock)
+    remember(stores, "The queen", (1.0, 0.0, 0.0, 0.0), ("bees",))
+    model, again = declines(1), ScriptedModel()
+
+    run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+    run_link_job(stores, again, "m1", embedder=EMBEDDER, clock=clock)
+
+    pairs = asked_pairs(model)
+    assert frozenset({hive.content, "The queen"}) in pairs  # the older one's way round
+    assert len(pairs) == len(set(pairs)) == 4  # its three and the one back, each once
+    assert again.requests == []

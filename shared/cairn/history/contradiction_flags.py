@@ -30,7 +30,14 @@ from cairn.changes import Change, RecordPatch, Revise
 from cairn.errors import CairnError
 from cairn.history.contradiction_prompts import contradiction_request, read_contradictions
 from cairn.history.job_runs import RunTally
-from cairn.history.link_pairs import Pair, Written, nearest, written_since
+from cairn.history.link_pairs import (
+    Pair,
+    Written,
+    cursor_value,
+    nearest,
+    read_cursor,
+    written_since,
+)
 from cairn.history.link_prompts import MAX_PAIRS_PER_CALL, LinkPair, end_of
 from cairn.history.linking import before, scope_snapshot
 from cairn.history.synthesis import ReflectionBudget
@@ -64,16 +71,19 @@ def flag_contradictions(
         heads = [Written(0, r) for r in snapshot.record_ids]
         paired = nearest(snapshot, heads, CONTRADICTION_FLOOR, leave_out=REFLECTION_STRATEGY)
         return flagger.ask(paired) is None
-    after = int(stores.jobs.marker(scope, JobName.REFLECTION) or 0)
+    after, read = read_cursor(stores.jobs.marker(scope, JobName.REFLECTION))
     written, upto = written_since(stores.changes, scope, after)
     if upto == after:
         return True
     snapshot = scope_snapshot(stores, scope, embedder)
-    paired = nearest(snapshot, written, CONTRADICTION_FLOOR, leave_out=REFLECTION_STRATEGY)
+    paired = nearest(
+        snapshot, written, CONTRADICTION_FLOOR, leave_out=REFLECTION_STRATEGY, back_after=read
+    )
     reached = flagger.ask(paired)
     moved = _past_own(stores.changes, scope, upto, flagger.wrote) if reached is None else reached
-    if moved > after:
-        stores.jobs.set_marker(scope, JobName.REFLECTION, str(moved))
+    if moved > after or upto > read:
+        value = cursor_value(max(moved, after), max(upto, read))
+        stores.jobs.set_marker(scope, JobName.REFLECTION, value)
     return reached is None
 
 

@@ -5,8 +5,13 @@ cursor (``JobLog.marker``) and returns each record created or revised since, onc
 last sequence, and the last sequence read. ``nearest(snapshot, record_ids, floor)`` pairs each
 of those records, through the recall index's snapshot of the scope (its unit matrix), with its
 ``NEIGHBOURS`` nearest other live heads by cosine (at least ``floor``): the new records against
-the scope, ``len(new) x N`` products, never all pairs. A pair is named once (lower record id
-first), in the group of the first new record that found it.
+the scope, ``len(new) x N`` products, never all pairs. Each is paired back too with the older
+records (not written since) it is now among the ``NEIGHBOURS`` nearest of, though they are not
+among its own: of its ``MAX_BACK`` nearest older records at least ``floor``, those whose
+``NEIGHBOURS``-th nearest is no nearer than it (``MAX_BACK x N`` products more a new record). A
+pair is named once (lower record id first), in the group of the first new record that found it;
+a record written since pairs its own, so it is never paired back, and a record the older ones
+may have been paired with already (written before the last run read the feed) is not either.
 
 The reflection job's contradictions pair the same way (``cairn.history.contradiction_flags``).
 """
@@ -26,7 +31,9 @@ from cairn.recall.index.snapshot import Snapshot
 NEIGHBOURS = 3  # per record
 MAX_CHANGES_READ = 10_000  # per scope a run: the rest waits for the next run
 _PAGE = 1000
+MAX_BACK = 8  # per new record: the older records nearest it that may be paired back
 _BLOCK = 256  # new records per product: 256 x N floats at a time, never N x N
+_TIE = 1e-6  # one cosine computed in two products may differ in its last bits
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,18 +73,31 @@ def written_since(changes: RecordChangeFeed, scope: Scope, after: int) -> tuple[
     return [Written(seq, rid) for rid, seq in last.items()], upto
 
 
+def read_cursor(noted: str | None) -> tuple[int, int]:
+    """A pairing cursor as ``cursor_value`` noted it: the sequence paired up to, and the one the
+    run that noted it read the feed up to (its snapshot held every record up to it)."""
+    paired, _, read = (noted or "0").partition("/")
+    return int(paired), int(read or paired)
+
+
+def cursor_value(paired: int, read: int) -> str:
+    return str(paired) if read <= paired else f"{paired}/{read}"
+
+
 def nearest(
     snapshot: Snapshot,
     written: Sequence[Written],
     floor: float,
     *,
     leave_out: str | None = None,
+    back_after: int | None = None,
 ) -> Iterator[Written]:
     """``written`` with each record's pairs: its ``NEIGHBOURS`` nearest live heads of the
     snapshot by cosine, at least ``floor``, nearest first; a record no longer a live head with
     a vector has none, and neither has one of strategy ``leave_out``, nor is it anyone's
-    neighbour. Lazily, ``_BLOCK`` records a product, so a reader that stops early pays only
-    for what it read."""
+    neighbour. A record written after sequence ``back_after`` is paired back too (see the
+    module; ``None``: none is). Lazily, ``_BLOCK`` records a product, so a reader that stops
+    early pays only for what it read."""
     positions = {rid: row for row, rid in enumerate(snapshot.record_ids)}
     matrix = snapshot.matrix
     rows_of = np.flatnonzero(np.asarray(snapshot.vector_rows) >= 0)  # matrix row -> row
@@ -87,6 +107,9 @@ def nearest(
             rid: row for rid, row in positions.items() if not _row_left(snapshot, row, leave_out)
         }
     k = min(NEIGHBOURS, len(matrix) - 1 - int(left_out.sum()))
+    news = np.zeros(len(matrix), dtype=bool)  # written: each pairs its own, none is asked back
+    written_rows = [positions[w.record_id] for w in written if w.record_id in positions]
+    news[[m for m in (int(snapshot.vector_rows[r]) for r in written_rows) if m >= 0]] = True
     seen: set[tuple[str, str]] = set()
     for start in range(0, len(written), _BLOCK):
         block = written[start : start + _BLOCK]
@@ -99,11 +122,51 @@ def nearest(
             sims[np.arange(len(asked)), [at[i] for i in asked]] = -2.0  # never its own neighbour
             sims[:, left_out] = -2.0
             best = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+            later = [back_after is not None and block[i].sequence > back_after for i in asked]
+            back = _back(matrix, sims, best, np.array(later), news | left_out, left_out, k, floor)
             for n, i in enumerate(asked):
-                ids = [snapshot.record_ids[int(rows_of[j])] for j in best[n]]
-                pairs[i] = _pairs(block[i].record_id, ids, sims[n][best[n]], floor, seen)
+                found = np.concatenate([best[n], back[n]]) if later[n] else best[n]
+                ids = [snapshot.record_ids[int(rows_of[j])] for j in found]
+                pairs[i] = _pairs(block[i].record_id, ids, sims[n][found], floor, seen)
         for i, w in enumerate(block):
             yield Written(w.sequence, w.record_id, pairs.get(i, ()))
+
+
+def _back(
+    matrix: npt.NDArray[np.float32],
+    sims: npt.NDArray[np.float32],
+    best: npt.NDArray[np.intp],
+    later: npt.NDArray[np.bool_],
+    not_asked: npt.NDArray[np.bool_],
+    left_out: npt.NDArray[np.bool_],
+    k: int,
+    floor: float,
+) -> list[npt.NDArray[np.intp]]:
+    """Per row of ``sims`` (a new record against the scope; none for one not ``later``), the
+    matrix rows it is among the ``k`` nearest of, itself not among theirs: of its ``MAX_BACK``
+    nearest others at least ``floor`` that are not ``not_asked`` (written too, or left out),
+    those whose ``k``-th nearest is no nearer than it. ``MAX_BACK x N`` products a new record
+    at most."""
+    wanted = sims.copy()
+    wanted[:, not_asked] = -2.0
+    wanted[~later] = -2.0
+    wanted[np.arange(len(sims))[:, None], best] = -2.0
+    width = min(MAX_BACK, wanted.shape[1])
+    top = np.argpartition(-wanted, width - 1, axis=1)[:, :width]
+    chosen = [row[wanted[n][row] >= floor] for n, row in enumerate(top)]
+    candidates = np.unique(np.concatenate(chosen)) if chosen else np.empty(0, dtype=np.intp)
+    kth: dict[int, float] = {}
+    for start in range(0, len(candidates), _BLOCK):
+        rows = candidates[start : start + _BLOCK]
+        theirs = matrix[rows] @ matrix.T
+        theirs[np.arange(len(rows)), rows] = -2.0
+        theirs[:, left_out] = -2.0
+        kths = -np.partition(-theirs, k - 1, axis=1)[:, k - 1]
+        kth.update(zip(rows.tolist(), kths.tolist(), strict=True))
+    return [
+        np.array([j for j in row.tolist() if sims[n][j] >= kth[j] - _TIE], dtype=np.intp)
+        for n, row in enumerate(chosen)
+    ]
 
 
 def _of_strategy(

@@ -28,7 +28,14 @@ from collections.abc import Iterable
 
 from cairn.errors import CairnError, RecordNotFoundError
 from cairn.history.job_runs import RunTally, start_run, switched_off
-from cairn.history.link_pairs import Pair, Written, nearest, written_since
+from cairn.history.link_pairs import (
+    Pair,
+    Written,
+    cursor_value,
+    nearest,
+    read_cursor,
+    written_since,
+)
 from cairn.history.link_prompts import (
     MAX_PAIRS_PER_CALL,
     LinkEnd,
@@ -95,16 +102,18 @@ def _link_scope(stores: Stores, linker: _Linker, embedder: EmbedderId, floor: fl
         snapshot = scope_snapshot(stores, scope, embedder)
         linker.ask(nearest(snapshot, [Written(0, r) for r in snapshot.record_ids], floor))
         return
-    after = int(stores.jobs.marker(scope, JobName.LINK) or 0)
+    after, read = read_cursor(stores.jobs.marker(scope, JobName.LINK))
     written, upto = written_since(stores.changes, scope, after)
     if upto == after:
         linker.tally.notes[UNCHANGED] += 1
         return
     snapshot = scope_snapshot(stores, scope, embedder)
-    reached = linker.ask(nearest(snapshot, written, floor))
+    reached = linker.ask(nearest(snapshot, written, floor, back_after=read))
     moved = upto if reached is None else reached
-    if moved > after:
-        stores.jobs.set_marker(scope, JobName.LINK, str(moved))
+    if moved > after or upto > read:
+        stores.jobs.set_marker(
+            scope, JobName.LINK, cursor_value(max(moved, after), max(upto, read))
+        )
 
 
 def before(sequences: list[int], first_left: int) -> int:

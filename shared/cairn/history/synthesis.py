@@ -107,6 +107,10 @@ def synthesise(
         ids[r]: snapshot.version(r) for r, s in enumerate(strategies) if s == REFLECTION_STRATEGY
     }
     made = {record_id: made_from(version) for record_id, version in kept.items()}
+    made_of: dict[str, set[str]] = defaultdict(set)  # member -> the reflections made from it
+    for record_id, sources in made.items():
+        for member_id in sources:
+            made_of[member_id].add(record_id)
     groups: dict[str, list[int]] = defaultdict(list)
     for row in sorted(range(snapshot.size), key=ids.__getitem__):  # record-id order
         if strategies[row] != REFLECTION_STRATEGY and not shown.get(ids[row]):
@@ -115,7 +119,9 @@ def synthesise(
     for namespace in sorted(groups):
         for cluster in clusters(snapshot, groups[namespace], CLUSTER_FLOOR, MAX_MEMBERS):
             members = [snapshot.version(row) for row in cluster]
-            existing = _its_reflection({m.record_id for m in members}, made, used)
+            member_ids = {m.record_id for m in members}
+            near = {r for i in member_ids for r in made_of.get(i, ())}
+            existing = _its_reflection(member_ids, {r: made[r] for r in near}, used)
             if existing is not None:
                 used.add(existing)
                 if same_content(made[existing], members):
