@@ -147,6 +147,8 @@ def _back(
     nearest others at least ``floor`` that are not ``not_asked`` (written too, or left out),
     those whose ``k``-th nearest is no nearer than it. ``MAX_BACK x N`` products a new record
     at most."""
+    if not later.any() or not_asked.all():  # no older record to pair back with
+        return [np.empty(0, dtype=np.intp) for _ in sims]
     wanted = sims.copy()
     wanted[:, not_asked] = -2.0
     wanted[~later] = -2.0
