@@ -15,7 +15,17 @@ from cairn.ports import Stores
 from cairn.recall.render import is_contested
 from cairn.testing import ScriptedModel
 from tests.conformance.samples import MODEL, SCOPE
-from tests.conformance.test_reflection_job import EMBED, NEAR, NOTHING, flag, remember, switch_on
+from tests.conformance.test_reflection_job import (
+    EMBED,
+    NEAR,
+    NOTHING,
+    bees,
+    flag,
+    reflect,
+    reflections,
+    remember,
+    switch_on,
+)
 
 
 def test_a_flagged_pair_is_marked_contested_and_the_user_side_keeps_content_and_trust(
@@ -112,3 +122,20 @@ def test_a_failed_call_leaves_its_pairs_to_be_asked_by_the_next_run(
     assert failed.reasons == ("1× model call failed (ModelUnavailableError)",)
     assert (_asked(model), run.changed) == ([1], 1)
     assert all(is_contested(stores.records.get(SCOPE, r.record_id)) for r in pair)
+
+
+def test_a_reflection_is_no_one_s_pair(stores: Stores, clock: FixedClock) -> None:
+    switch_on(stores)
+    bees(stores)
+    filing = ScriptedModel([reflect("Bees, hives and honey.", 1, 2), NOTHING])
+    run_reflection_job(stores, filing, "m1", embedder=EMBED, clock=clock)
+    # Where EMBED puts every reflection, and far from the bees: its only near record is one.
+    sold = remember(stores, "The honey is sold at the market.", (0.0, 1.0, 0.0, 0.0))
+    assert stores.access is not None
+    stores.access.add(SCOPE, {sold.record_id: 1}, after=0, upto=1)
+    model = ScriptedModel()
+
+    run = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
+
+    assert len(reflections(stores)) == 1
+    assert (model.requests, run.changed, run.reasons) == ([], 0, ())
