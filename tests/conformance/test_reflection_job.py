@@ -162,15 +162,17 @@ def test_a_rerun_over_an_unchanged_cluster_asks_and_files_nothing(
     model = ScriptedModel()  # the pairs declined are not asked again; nothing is
 
     rerun = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
-    idle = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
+    remember(stores, "The car is red", FAR)  # news to the next run, which finds nothing to ask
+    after = run_reflection_job(stores, model, "m1", embedder=EMBED, clock=clock)
 
     assert reflections(stores) == [before]
-    assert (rerun.changed, rerun.reasons, model.requests) == (0, (), [])
-    # the first run's own reflection was news to the rerun; the rerun saw to all of it
-    assert (idle.outcome, idle.changed) == ("done", 0)
-    assert idle.reasons == (
+    assert model.requests == []
+    # the first run's own reflection and marks are no news to the rerun
+    assert (rerun.outcome, rerun.changed) == ("done", 0)
+    assert rerun.reasons == (
         "1× actor(s) skipped: no record written and none recalled since the last whole run",
     )
+    assert (after.outcome, after.changed, after.reasons) == ("done", 0, ())
 
 
 def test_a_changed_member_revises_the_reflection_instead_of_filing_a_second(

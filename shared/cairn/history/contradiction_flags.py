@@ -80,19 +80,20 @@ def flag_contradictions(
         snapshot, written, CONTRADICTION_FLOOR, leave_out=REFLECTION_STRATEGY, back_after=read
     )
     reached = flagger.ask(paired)
-    moved = _past_own(stores.changes, scope, upto, flagger.wrote) if reached is None else reached
+    moved = past_own(stores.changes, scope, upto, budget.wrote) if reached is None else reached
     if moved > after or upto > read:
         value = cursor_value(max(moved, after), max(upto, read))
         stores.jobs.set_marker(scope, JobName.REFLECTION, value)
     return reached is None
 
 
-def _past_own(changes: RecordChangeFeed, scope: Scope, upto: int, own: set[tuple[str, int]]) -> int:
+def past_own(changes: RecordChangeFeed, scope: Scope, upto: int, own: set[tuple[str, int]]) -> int:
     """The last sequence after ``upto`` up to which every change is one of ``own`` versions."""
-    for change in changes.scope_changes(scope, upto, limit=1000):
-        if (change.record_id, change.version) not in own:
-            break
-        upto = change.sequence
+    while page := changes.scope_changes(scope, upto, limit=1000):
+        for change in page:
+            if (change.record_id, change.version) not in own:
+                return upto
+            upto = change.sequence
     return upto
 
 
@@ -111,7 +112,6 @@ class _Flagger:
         self.stores, self.model, self.scope = stores, model, scope
         self.tally, self.budget, self.erasures = tally, budget, erasures
         self.current: dict[str, RecordVersion] = {}  # the versions this run's marks wrote
-        self.wrote: set[tuple[str, int]] = set()
 
     def ask(self, written: Iterable[Written]) -> int | None:
         """Ask about every unmarked pair of ``written`` (in sequence order), 8 a call;
@@ -178,7 +178,7 @@ class _Flagger:
             a, b = self.current.get(a.record_id, a), self.current.get(b.record_id, b)
             marked = _mark(self.stores, self.scope, a, b, tally, budget, self.erasures)
             self.current.update({v.record_id: v for v in marked})
-            self.wrote.update((v.record_id, v.version) for v in marked)
+            budget.wrote.update((v.record_id, v.version) for v in marked)
         return True
 
 

@@ -27,8 +27,9 @@ an erase then destroyed is never written), then does two things, each through th
 
 A scope whose state (its change feed's last sequence and the recall journal sequence its access
 counts are counted to) is the one a whole run of it (nothing left for later) started from is
-skipped, named in the run log, the outcome still ``done``. A run that wrote something is news to
-the next, which finds nothing to do (the pairs' cursor moves past its own marks) and notes it.
+skipped, named in the run log, the outcome still ``done``; what the run wrote itself (its
+reflections, retractions and marks) is no news to the next, so a run after a whole one that
+wrote is skipped too, unless someone else wrote meanwhile.
 
 Off unless switched on. Bounded per run: at most ``max_calls`` model calls over the memory
 (synthesis first), ``max_clusters`` reflections filed or revised and ``max_flags`` pairs
@@ -44,7 +45,7 @@ from datetime import datetime
 
 from cairn.changes import Retract
 from cairn.errors import CairnError
-from cairn.history.contradiction_flags import flag_contradictions
+from cairn.history.contradiction_flags import flag_contradictions, past_own
 from cairn.history.job_runs import RunTally, start_run, switched_off
 from cairn.history.linking import scope_snapshot
 from cairn.history.synthesis import ReflectionBudget, synthesise
@@ -94,14 +95,23 @@ def run_reflection_job(
         ident = embedder.identity
         flagged = flag_contradictions(stores, model, scope, ident, tally, budget, erasures)
         if complete:
-            retire_stale(stores, scope, snapshot, tally, erasures)
-        if complete and flagged and state is not None and stores.jobs is not None:
-            stores.jobs.set_marker(scope, JobName.REFLECTION, state, SEEN_KEY)
+            retire_stale(stores, scope, snapshot, tally, erasures, budget.wrote)
+        if complete and flagged and state is not None:
+            _note_seen(stores, scope, state, budget.wrote)
     return tally.finish(stores, clock)
 
 
 SEEN_KEY = "seen"  # the scope's state a run saw to whole (the pairs' cursor is the "" marker)
 UNCHANGED = "actor(s) skipped: no record written and none recalled since the last whole run"
+
+
+def _note_seen(stores: Stores, scope: Scope, state: str, wrote: set[tuple[str, int]]) -> None:
+    """Note ``state`` as seen to, its sequence moved past the versions the run wrote itself."""
+    assert stores.changes is not None
+    assert stores.jobs is not None
+    sequence, _, access = state.partition("/")
+    moved = past_own(stores.changes, scope, int(sequence), wrote)
+    stores.jobs.set_marker(scope, JobName.REFLECTION, f"{moved}/{access}", SEEN_KEY)
 
 
 def _seen(stores: Stores, scope: Scope) -> str | None:
@@ -120,7 +130,12 @@ RETIRE_REASON = "a record it was made from is no longer live"
 
 
 def retire_stale(
-    stores: Stores, scope: Scope, snapshot: Snapshot, tally: RunTally, erasures: int
+    stores: Stores,
+    scope: Scope,
+    snapshot: Snapshot,
+    tally: RunTally,
+    erasures: int,
+    wrote: set[tuple[str, int]],
 ) -> None:
     """Retract each live reflection (as it reads now) made from a record not among the
     snapshot's, the scope's live heads at the start of the run, in one apply."""
@@ -139,9 +154,10 @@ def retire_stale(
         batch = dict(list(stale.items())[start : start + MAX_RETRACTS])
         changes = [Retract(record_id=rid, reason=RETIRE_REASON) for rid in batch]
         try:
-            stores.records.apply(scope, changes, snapshot=batch, erasures=erasures)
+            retracted = stores.records.apply(scope, changes, snapshot=batch, erasures=erasures)
         except CairnError:
             tally.reasons["stale reflection(s) changed meanwhile: left to the next run"] += 1
             return
+        wrote.update((v.record_id, v.version) for v in retracted)
         erasures += 1  # a retract counts as an erasure: this apply moved the count by one
         tally.changed += len(batch)

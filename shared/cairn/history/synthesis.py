@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from cairn.changes import Change, Create, NewRecord, RecordPatch, Revise, Vector
@@ -69,13 +69,15 @@ LEFT = "cluster(s) left for the next run: the run's bound was reached"
 @dataclass
 class ReflectionBudget:
     """What is left of a reflection run's bounds (``cairn.history.reflection``): model calls,
-    reflections, flags, and the time by which no call may start any more (``None``: no limit)."""
+    reflections, flags, and the time by which no call may start any more (``None``: no limit);
+    and the versions the run wrote (record id, version), which are no news to its next run."""
 
     calls: int
     clusters: int
     flags: int
     clock: Clock
     until: datetime | None = None
+    wrote: set[tuple[str, int]] = field(default_factory=set)
 
     def may_call(self) -> bool:
         return self.calls > 0 and (self.until is None or self.clock.now() < self.until)
@@ -237,6 +239,7 @@ def _reflect(
         tally.reasons["cluster(s) changed meanwhile: left to the next run"] += 1
         return
     budget.clusters -= 1
+    budget.wrote.add((written.record_id, written.version))
     tally.changed += 1
     try:  # where the AgentCore API finds it by id, as extraction places what it writes
         place_fenced(stores, scope, [written], planned.erasures)
