@@ -44,11 +44,13 @@ from cairn.recall import DEFAULT_POLICY, RecallPolicy
 from cairn.recall.candidates import CandidatePool
 
 SECTION = "crossval"
-# The floor, whether the query's subject is left out of its embedding (recall.subject), and
+# The floor, whether the query's subject is left out of its embedding (recall.subject), how
+# many hits lend context for a question asking for several things (recall.question), and
 # the confidence bar that labels a block weak (cosine / margin / keyword share; 0/0/0 never).
 GRID_AXES: dict[str, tuple[object, ...]] = {
     "relevance_floor": (0.1, 0.2, 0.3),
     "subject_share": (0.0, 0.1),
+    "list_context_hits": (1, 3),
 }
 # The confidence bar (confident_cosine / confident_margin / confident_keyword) changes only
 # the weak label: the grid's cells carry CONFIDENCE, and EXTRA varies it on the default cell.
@@ -64,6 +66,7 @@ NO_ANSWER_TARGET = 0.8
 # The defaults before this grid ("today" in the issue): no category may fall below them.
 BASELINE = "former defaults"
 FORMER = {
+    "list_context_hits": 3,
     "relevance_floor": 0.3,
     "weak_floor": 0.2,
     "subject_share": 0.0,

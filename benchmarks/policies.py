@@ -45,6 +45,7 @@ ONE_AT_A_TIME: dict[str, tuple[Any, ...]] = {
     "context_weight": (0.0, 0.7, 0.8, 0.95),
     "context_span": (1, 3),
     "context_hits": (1, 5, 10),
+    "list_context_hits": (2, 3),
     "entity_weight": (0.0, 0.1, 0.2, 0.3, 0.5),
     "temporal_weight": (0.0, 0.1, 0.4),
     "temporal_lag_days": (0.0, 30.0),

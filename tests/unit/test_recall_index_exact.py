@@ -52,6 +52,8 @@ UNSHARED = ("violin", "harbour")
 # Capitalised query words many rows hold: the subject rewrite (recall.subject) leaves them
 # out of the embedded query, over the same frequencies in the scan and in every index.
 SUBJECTS = ("Ana", "Kyoto's", "the User")
+# Words that make a query ask for several things (recall.question): fewer hits lend context.
+SEVERAL = ("how many", "both")
 STARTED = datetime(2025, 5, 1, tzinfo=UTC)
 EMBEDDER = HashingEmbedder(dims=32)
 TOPICS = ("drinks", "travel")
@@ -90,7 +92,8 @@ _records = st.lists(
             "namespace": st.sampled_from(NAMESPACES),
             "strategy": st.sampled_from(("semantic", "custom")),
             "confidence": st.sampled_from((0.3, 0.5, 0.9, 1.0)),
-            "minutes": st.integers(0, 60 * 24 * 90),
+            # Half told within two hours, so context expansion finds neighbours in its window.
+            "minutes": st.one_of(st.integers(0, 120), st.integers(0, 60 * 24 * 90)),
             "session": st.sampled_from(("s-1", "s-2", None)),
             "rollout": st.sampled_from((None, None, "r-1")),
             "kind": st.sampled_from((SourceKind.USER, SourceKind.MODEL)),
@@ -116,6 +119,7 @@ _policies = st.fixed_dictionaries(
         "context_weight": st.sampled_from((0.0, 0.5, 0.9)),
         "context_span": st.integers(1, 3),
         "context_hits": st.integers(1, 4),
+        "list_context_hits": st.integers(1, 4),
         "entity_weight": st.sampled_from((0.0, 0.2)),
         "temporal_weight": st.sampled_from((0.0, 0.2)),
         "recency_weight": st.sampled_from((0.0, 0.1, 0.3)),
@@ -133,7 +137,7 @@ _policies = st.fixed_dictionaries(
 _queries = st.fixed_dictionaries(
     {
         "words": st.lists(
-            st.sampled_from((*WORDS, *UNSHARED, *SUBJECTS, "in May 2025", "the")),
+            st.sampled_from((*WORDS, *UNSHARED, *SUBJECTS, *SEVERAL, "in May 2025", "the")),
             min_size=1,
             max_size=4,
         ),

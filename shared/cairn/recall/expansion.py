@@ -12,7 +12,8 @@ not a turn, and the fact filed after it in the same session ("the office is in L
 "meetings before 11am") is no part of its answer. Context expansion was measured on records
 that are turns (LoCoMo); on distilled facts it only crowded the block.
 
-The ``context_hits`` most relevant candidates each lend a neighbour at distance ``d``
+The ``context_hits`` most relevant candidates (``list_context_hits`` for a question that asks
+for several things, ``cairn.recall.question``) each lend a neighbour at distance ``d``
 ``relevance x context_weight ** d``; a candidate keeps the best of its own relevance and what
 it is lent. Because ``context_weight < 1``, a lent relevance is always below the lender's. A
 neighbour the floor dropped is admitted back only if what it is lent reaches
@@ -30,6 +31,7 @@ from datetime import datetime
 from cairn.models import EdgeKind, RecordVersion
 from cairn.recall.candidates import Candidate, CandidatePool
 from cairn.recall.query import RecallPolicy
+from cairn.recall.question import context_lenders
 from cairn.recall.relevance import Relevant
 
 _THREAD_EDGES = frozenset({EdgeKind.PART_OF, EdgeKind.DISCUSSED_IN})
@@ -139,14 +141,17 @@ def _lent(hits: Sequence[Relevant], pool: CandidatePool, policy: RecallPolicy) -
     return lent
 
 
-def expand(relevant: Sequence[Relevant], pool: CandidatePool, policy: RecallPolicy) -> Expanded:
-    """``relevant`` with neighbours of its ``context_hits`` best members lent relevance (and
+def expand(
+    relevant: Sequence[Relevant], pool: CandidatePool, policy: RecallPolicy, query_text: str = ""
+) -> Expanded:
+    """``relevant`` with neighbours of its best members lent relevance (``context_hits`` of
+    them, ``list_context_hits`` when ``query_text`` asks for several things: recall.question;
     admitted, if the floor had dropped them, when the loan reaches the floor); unchanged when
     ``context_weight`` is 0."""
     if policy.context_weight == 0 or not relevant:
         return Expanded(relevant=tuple(relevant), admitted=0)
     hits = sorted(relevant, key=lambda r: (-r.relevance, r.candidate.version.record_id))
-    lent = _lent(hits[: policy.context_hits], pool, policy)
+    lent = _lent(hits[: context_lenders(policy, query_text)], pool, policy)
     if not lent:
         return Expanded(relevant=tuple(relevant), admitted=0)
     present = {r.candidate.version.record_id for r in relevant}

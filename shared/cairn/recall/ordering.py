@@ -37,7 +37,7 @@ class Ordered:
 def order(pool: CandidatePool, query_text: str, policy: RecallPolicy, now: datetime) -> Ordered:
     """Rank ``pool`` for ``query_text`` under ``policy`` as of ``now``, best first."""
     screened = screen(pool, policy, query_text)
-    expanded = expand(screened.relevant, pool, policy)
+    expanded = expand(screened.relevant, pool, policy, query_text)
     boosted = boost(expanded.relevant, query_text, now, policy)
     return Ordered(
         ranked=tuple(rank(boosted, policy, now)),

@@ -38,6 +38,7 @@ from cairn.recall.index.shortlisted import relevant_rows
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
+from cairn.recall.question import context_lenders
 from cairn.recall.ranking import Ranked, rank
 from cairn.recall.signals import boost
 from cairn.recall.temporal import query_periods
@@ -105,7 +106,7 @@ def search(
         found = cosines(snapshot, view, keyword, query.text, embedder, policy)
     weight_of_query = query_weight(snapshot, view, terms)
     screened = screen(keyword, found, embedder is not None, policy, weight_of_query)
-    positions, relevance, admitted = _expand(snapshot, view, screened, policy)
+    positions, relevance, admitted = _expand(snapshot, view, screened, policy, query.text)
     unembedded = 0
     if found is not None:
         unembedded = len(view) - int(found.present.sum())
@@ -139,7 +140,7 @@ def _filtered(snapshot: Snapshot, view: IntArray, where: RecordFilter) -> IntArr
 
 
 def _expand(
-    snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy
+    snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy, text: str
 ) -> tuple[IntArray, FloatArray, int]:
     """``cairn.recall.expansion.expand``: the relevant view positions and their relevance after
     the hits lend (the screened positions in order, then the admitted ones ascending), and how
@@ -147,7 +148,7 @@ def _expand(
     positions, relevance = screened.positions, screened.relevance
     if policy.context_weight == 0 or not len(positions):
         return positions, relevance, 0
-    lent = _lent(snapshot, view, screened, policy)
+    lent = _lent(snapshot, view, screened, policy, context_lenders(policy, text))
     if not lent:
         return positions, relevance, 0
     spots = np.array(sorted(lent), dtype=np.int64)
@@ -169,10 +170,10 @@ def _expand(
 
 
 def _lent(
-    snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy
+    snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy, hits: int
 ) -> dict[int, float]:
     positions, relevance = screened.positions, screened.relevance
-    order = _leaders(positions, relevance, min(policy.context_hits, len(positions)))
+    order = _leaders(positions, relevance, min(hits, len(positions)))
     everything = whole(snapshot, view)
     if everything:
         in_view = view
