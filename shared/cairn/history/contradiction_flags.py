@@ -33,13 +33,14 @@ from cairn.history.job_runs import RunTally
 from cairn.history.link_pairs import (
     Pair,
     Written,
+    ask_in_batches,
     cursor_value,
     nearest,
     read_cursor,
     written_since,
 )
-from cairn.history.link_prompts import MAX_PAIRS_PER_CALL, LinkPair, end_of
-from cairn.history.linking import before, scope_snapshot
+from cairn.history.link_prompts import LinkPair, end_of
+from cairn.history.linking import scope_snapshot
 from cairn.history.synthesis import ReflectionBudget
 from cairn.jobs import JobName
 from cairn.models import Edge, EdgeKind, EmbedderId, RecordVersion, Scope
@@ -114,21 +115,8 @@ class _Flagger:
         self.current: dict[str, RecordVersion] = {}  # the versions this run's marks wrote
 
     def ask(self, written: Iterable[Written]) -> int | None:
-        """Ask about every unmarked pair of ``written`` (in sequence order), 8 a call;
-        ``None`` when every pair was asked, else the sequence of the last record all of whose
-        pairs (and every earlier record's) were asked before the run stopped (0: none)."""
-        pending: list[tuple[int, _Read]] = []
-        taken: list[int] = []  # sequences of the records whose pairs are pending or asked
-        for record in written:
-            pending += [(record.sequence, read) for read in self._unmarked(record.pairs)]
-            taken.append(record.sequence)
-            while len(pending) >= MAX_PAIRS_PER_CALL:
-                if not self._send([read for _, read in pending[:MAX_PAIRS_PER_CALL]]):
-                    return before(taken, pending[0][0])
-                pending = pending[MAX_PAIRS_PER_CALL:]
-        if pending and not self._send([read for _, read in pending]):
-            return before(taken, pending[0][0])
-        return None
+        """Ask about every unmarked pair of ``written`` (``ask_in_batches``)."""
+        return ask_in_batches(written, lambda record: self._unmarked(record.pairs), self._send)
 
     def _unmarked(self, pairs: tuple[Pair, ...]) -> Iterator[_Read]:
         """Each pair's two records as they read now, unless erased or already marked."""

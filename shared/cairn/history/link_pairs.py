@@ -18,12 +18,15 @@ The reflection job's contradictions pair the same way (``cairn.history.contradic
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from cairn.history.link_prompts import MAX_PAIRS_PER_CALL
 from cairn.models import Scope
 from cairn.ports import RecordChangeFeed
 from cairn.recall.index.snapshot import Snapshot
@@ -71,6 +74,42 @@ def written_since(changes: RecordChangeFeed, scope: Scope, after: int) -> tuple[
         if len(page) < _PAGE:
             break
     return [Written(seq, rid) for rid, seq in last.items()], upto
+
+
+Asked = TypeVar("Asked")
+
+
+def before(sequences: list[int], first_left: int) -> int:
+    """The last of ``sequences`` (ascending) below ``first_left``; 0 when none is."""
+    i = bisect_left(sequences, first_left)
+    return sequences[i - 1] if i > 0 else 0
+
+
+def ask_in_batches(
+    written: Iterable[Written],
+    unasked: Callable[[Written], Iterable[Asked]],
+    send: Callable[[list[Asked]], bool],
+    spent: Callable[[], bool] = lambda: False,
+) -> int | None:
+    """Ask about every pair ``unasked`` keeps of ``written`` (in sequence order), through
+    ``send``, ``MAX_PAIRS_PER_CALL`` a call; ``None`` when every pair was asked, else the
+    sequence of the last record all of whose pairs (and every earlier record's) were asked
+    before the run stopped (0: none). ``spent`` is asked before each record is taken up; a
+    ``send`` that answers ``False`` did not ask its batch whole."""
+    pending: list[tuple[int, Asked]] = []
+    taken: list[int] = []  # sequences of the records whose pairs are pending or asked
+    for record in written:
+        if spent():
+            return before(taken, pending[0][0] if pending else record.sequence + 1)
+        pending += [(record.sequence, item) for item in unasked(record)]
+        taken.append(record.sequence)
+        while len(pending) >= MAX_PAIRS_PER_CALL:
+            if not send([item for _, item in pending[:MAX_PAIRS_PER_CALL]]):
+                return before(taken, pending[0][0])
+            pending = pending[MAX_PAIRS_PER_CALL:]
+    if pending and not send([item for _, item in pending]):
+        return before(taken, pending[0][0])
+    return None
 
 
 def read_cursor(noted: str | None) -> tuple[int, int]:

@@ -23,7 +23,6 @@ kind outside the vocabulary, a record erased meanwhile, a failed call); never co
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable
 
 from cairn.errors import CairnError, RecordNotFoundError
@@ -31,13 +30,13 @@ from cairn.history.job_runs import RunTally, start_run, switched_off
 from cairn.history.link_pairs import (
     Pair,
     Written,
+    ask_in_batches,
     cursor_value,
     nearest,
     read_cursor,
     written_since,
 )
 from cairn.history.link_prompts import (
-    MAX_PAIRS_PER_CALL,
     LinkEnd,
     LinkPair,
     end_of,
@@ -116,12 +115,6 @@ def _link_scope(stores: Stores, linker: _Linker, embedder: EmbedderId, floor: fl
         )
 
 
-def before(sequences: list[int], first_left: int) -> int:
-    """The last of ``sequences`` (ascending) below ``first_left``; 0 when none is."""
-    i = bisect_left(sequences, first_left)
-    return sequences[i - 1] if i > 0 else 0
-
-
 def scope_snapshot(stores: Stores, scope: Scope, embedder: EmbedderId) -> Snapshot:
     """The recall index's snapshot of the scope (the process's kept one where there is one)."""
     index = index_of(stores)
@@ -148,24 +141,16 @@ class _Linker:
         self.source = Source(kind=SourceKind.MODEL, run_id=tally.run_id)
 
     def ask(self, written: Iterable[Written]) -> int | None:
-        """Ask about every unlinked pair of ``written`` (in sequence order), 8 a call;
-        ``None`` when every pair was asked, else the sequence of the last record all of whose
-        pairs (and every earlier record's) were asked before the run stopped (0: none)."""
-        pending: list[tuple[int, Pair]] = []
-        taken: list[int] = []  # sequences of the records whose pairs are pending or asked
-        for record in written:
-            if self.budget.spent():
-                self.tally.reasons[LEFT] += 1
-                return before(taken, pending[0][0] if pending else record.sequence + 1)
-            pending += [(record.sequence, pair) for pair in self._unlinked(record.pairs)]
-            taken.append(record.sequence)
-            while len(pending) >= MAX_PAIRS_PER_CALL:
-                if not self._send([pair for _, pair in pending[:MAX_PAIRS_PER_CALL]]):
-                    return before(taken, pending[0][0])
-                pending = pending[MAX_PAIRS_PER_CALL:]
-        if pending and not self._send([pair for _, pair in pending]):
-            return before(taken, pending[0][0])
-        return None
+        """Ask about every unlinked pair of ``written`` (``ask_in_batches``)."""
+        return ask_in_batches(
+            written, lambda record: self._unlinked(record.pairs), self._send, self._spent
+        )
+
+    def _spent(self) -> bool:
+        if self.budget.spent():
+            self.tally.reasons[LEFT] += 1
+            return True
+        return False
 
     def _send(self, batch: list[Pair]) -> bool:
         if self.budget.spent():
