@@ -93,15 +93,21 @@ def check_link(scope: Scope, link: Link) -> None:
 def check_add(counts: Mapping[str, int], after: int, upto: int) -> None:
     """Refuse an increment below 1, a cursor that does not move forward, or too many records
     in one add (``cairn.ports.AccessCounts.add``)."""
+    check_counts(counts)
+    if not 0 <= after < upto:
+        raise InvalidInputError(
+            f"the cursor moves forward: after must be below upto (got {after} and {upto})"
+        )
+
+
+def check_counts(counts: Mapping[str, int]) -> None:
+    """Refuse a count below 1, or too many records in one write (``AccessCounts.add`` and
+    ``AccessCounts.raise_counts``)."""
     for record_id, count in counts.items():
         if count < 1:
             raise InvalidInputError(
                 f"an access count grows by at least 1; got {count} for {record_id}"
             )
-    if not 0 <= after < upto:
-        raise InvalidInputError(
-            f"the cursor moves forward: after must be below upto (got {after} and {upto})"
-        )
     if len(counts) > MAX_COUNTS_PER_ADD:
         raise InvalidInputError(
             f"at most {MAX_COUNTS_PER_ADD} records per add, got {len(counts)}: split the batch"

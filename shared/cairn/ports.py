@@ -807,6 +807,10 @@ class LinkStore(Protocol):
         """Every link from or to the record, by (from, kind, to), at most ``MAX_LINKS_LISTED``."""
         ...
 
+    def every_link(self, scope: Scope) -> Iterator[Link]:
+        """Every link of the scope, each once, by (from, kind, to), however many (an export)."""
+        ...
+
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         """Delete every link from or to one of ``record_ids``; returns how many went."""
         ...
@@ -832,6 +836,12 @@ class AccessCounts(Protocol):
         """Add ``counts`` and move the cursor from ``after`` to ``upto``, in one transaction;
         ``CountedMeanwhileError`` (nothing added) when the cursor is not ``after``, so a rerun
         never counts an entry twice. At most ``MAX_COUNTS_PER_ADD`` records."""
+        ...
+
+    def raise_counts(self, scope: Scope, counts: Mapping[str, int]) -> int:
+        """Raise each record's count to at least the given one (an import restoring counts):
+        never lowered, never added to, so a second call changes nothing; the cursor stays.
+        At most ``MAX_COUNTS_PER_ADD`` records, each at least 1; returns how many rose."""
         ...
 
     def salience(self, scope: Scope) -> dict[str, Salience]:

@@ -56,13 +56,56 @@ def _source_store(path: Path) -> None:
     _cairn(path, "forget", gone)
     (secret,) = RECORD_ID.findall(_cairn(path, "remember", "Sam's door code is 4412"))
     _cairn(path, "erase", secret)
+    _cairn(path, "recall", "what does Sam keep?")
+    _cairn(path, "jobs", "run", "access", actor=None)  # counts the recall's showings
+    _cairn(path, "jobs", "enable", "decay", actor=None)
+    _cairn(path, "jobs", "run", "decay", actor=None)  # measures salience beside the counts
+    _link_two_records(path)
+
+
+def _link_two_records(path: Path) -> None:
+    """A link as the link job proposes one: model-sourced, so untrusted."""
+    from datetime import UTC, datetime
+
+    from cairn.links import Link
+    from cairn.local.store import all_records
+    from cairn.models import EdgeKind, Scope, Source, SourceKind
+    from cairn.store.sqlite import SQLiteBackend
+
+    scope = Scope(memory_id="default", actor_id="sam")
+    stores = SQLiteBackend(path).stores()
+    try:
+        first, second = sorted(r.record_id for r in all_records(stores, scope))[:2]
+        assert stores.links is not None
+        stores.links.put(
+            scope,
+            Link(
+                memory_id="default",
+                actor_id="sam",
+                from_id=first,
+                kind=EdgeKind.RELATES_TO,
+                to_id=second,
+                sources=(Source(kind=SourceKind.MODEL, run_id="run-link-1"),),
+                created_at=datetime(2026, 3, 2, tzinfo=UTC),
+            ),
+        )
+    finally:
+        stores.close()
 
 
 def test_export_import_export_gives_the_same_lines_and_the_same_answers(tmp_path: Path) -> None:
     source, target = tmp_path / "a.db", tmp_path / "b.db"
     _source_store(source)
     exported = _cairn(source, "export", actor=None)
-    lines = [json.loads(line) for line in exported.splitlines()]
+    every = [json.loads(line) for line in exported.splitlines()]
+    lines = [line for line in every if line["section"] == "record"]
+    links = [line for line in every if line["section"] == "link"]
+    counted = [line for line in every if line["section"] == "access"]
+    assert links
+    assert {link["sources"][0]["kind"] for link in links} == {"model"}  # kept untrusted
+    assert counted
+    assert any(line["count"] for line in counted)
+    assert any(line["salience"] for line in counted)
     statuses = {v["status"] for line in lines for v in line["versions"]}
     assert statuses >= {"active", "superseded", "retracted", "erased"}
     assert any(v["seen_count"] == 2 for line in lines for v in line["versions"])
@@ -73,7 +116,14 @@ def test_export_import_export_gives_the_same_lines_and_the_same_answers(tmp_path
     again = _cairn(target, "import", str(dump))
 
     assert first.startswith(f"imported {len(lines)} record(s) into 'sam'; 0 already held")
+    shown = sum(line["count"] is not None for line in counted)
+    measured = sum(line["salience"] is not None for line in counted)
+    assert (
+        f"; {len(links)} link(s), {shown} access count(s) and {measured} salience value(s) "
+        "restored" in first
+    )
     assert again.startswith(f"imported 0 record(s) into 'sam'; {len(lines)} already held")
+    assert "; 0 link(s), 0 access count(s) and 0 salience value(s) restored" in again
     assert _cairn(target, "export", actor=None) == exported
     for line in lines:
         rid = line["record_id"]

@@ -52,9 +52,9 @@ def test_an_export_holds_every_version_with_its_sources_and_imports_once(tmp_pat
     _cairn(source, "forget", gone)
 
     lines = [json.loads(line) for line in _cairn(source, "export", actor=None).splitlines()]
-    by_id = {line["record_id"]: line for line in lines}
+    by_id = {line["record_id"]: line for line in lines if line["section"] == "record"}
     assert set(by_id) == {bees, rows, gone}
-    assert all(line["format"] == "cairn.export/1" for line in lines)
+    assert all(line["format"] == "cairn.export/2" for line in lines)
     assert [v["version"] for v in by_id[bees]["versions"]] == [1, 2]
     assert by_id[bees]["versions"][-1]["seen_count"] == 2
     assert [s["kind"] for s in by_id[rows]["versions"][0]["sources"]] == ["model"]
@@ -121,5 +121,8 @@ def test_a_file_in_the_wrong_format_is_refused_before_anything_is_written(tmp_pa
     mem0.write_text(json.dumps({"results": [{"memory": "Likes jazz"}]}), encoding="utf-8")
     done = _failing(store, "import", str(mem0))  # the default format is cairn's
     assert done.returncode == 2
-    assert "is not a cairn.export/1 record; check --format" in done.stderr
+    assert (
+        "line 1 is not a line of a cairn export (cairn.export/2, or cairn.export/1); check --format"
+        in done.stderr
+    )
     assert not store.exists()

@@ -1,10 +1,12 @@
 """``cairn export`` and ``cairn import``: records out as JSON Lines, records in from three formats.
 
-``export`` writes one line per record, ``{"format": "cairn.export/1", "memory_id", "actor_id",
-"record_id", "versions": [...]}``, every version as stored (content, sources, trust, status,
-links, digests, times; erased records as their tombstones), oldest first, the lines in record
-id order: the whole history and its provenance. Vectors are left out (any embedder re-derives
-them). Without ``--actor`` it exports every actor of ``--memory``.
+``export`` writes one line per record, ``{"format": "cairn.export/2", "section": "record",
+"memory_id", "actor_id", "record_id", "versions": [...]}``, every version as stored (content,
+sources, trust, status, links, digests, times; erased records as their tombstones), oldest
+first, the lines in record id order: the whole history and its provenance. Vectors are left
+out (any embedder re-derives them). After each actor's records come its links and access
+counts (``cairn.cli.export_file``). Without ``--actor`` it exports every actor of ``--memory``.
+History (turns and chunks) is not exported.
 
 ``import FILE`` files records into ``--actor``'s memory:
 
@@ -13,7 +15,9 @@ them). Without ``--actor`` it exports every actor of ``--memory``.
   of another scope is copied, its current content as a new record carrying its original
   sources (so its trust is what it was, never more), category, confidence, tags and metadata,
   plus ``imported_from`` (the original id; retracted, superseded and erased ones are not
-  revived, since their ids and histories belong to the scope they came from);
+  revived, since their ids and histories belong to the scope they came from); the links and
+  access counts of the scope restored into are restored with its records
+  (``cairn.cli.import_sections``), those of other scopes are not carried;
 - ``--format agentcore``: a ListMemoryRecords or RetrieveMemoryRecords response (JSON), or its
   ``memoryRecordSummaries`` one per line; source ``import``;
 - ``--format mem0``: mem0's ``get_all()`` output (``{"results": [...]}`` or a list), one
@@ -30,7 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +46,6 @@ if TYPE_CHECKING:
     from cairn.models import RecordVersion, Scope
     from cairn.ports import Embedder, Stores
 
-FORMAT = "cairn.export/1"
 FORMATS = ("cairn", "agentcore", "mem0")
 
 
@@ -62,7 +65,9 @@ def add_transfer_commands(
 
 
 def run_export(args: argparse.Namespace) -> int:
-    """One JSON line per record of the actor (or of every actor of the memory)."""
+    """One JSON line per record of the actor (or of every actor of the memory), then per link
+    and per counted record."""
+    from cairn.cli.export_file import scope_lines
     from cairn.cli.inventory import open_existing
     from cairn.models import Scope
 
@@ -74,39 +79,23 @@ def run_export(args: argparse.Namespace) -> int:
         )
         stores = backend.stores()
         lines = [
-            json.dumps(_exported(scope, versions), ensure_ascii=False)
+            line
             for actor in actors
             for scope in [Scope(memory_id=args.memory, actor_id=actor)]
-            for versions in _histories(stores, scope, backend.erased_records(scope))
+            for line in scope_lines(stores, scope, backend.erased_records(scope))
         ]
-    text = "".join(line + "\n" for line in lines)
+    records = sum(line["section"] == "record" for line in lines)
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     if args.output is None:
         sys.stdout.write(text)
     else:
         args.output.write_text(text, encoding="utf-8")
-        print(f"exported {len(lines)} record(s) to {args.output}", file=sys.stderr)
+        carried = len(lines) - records
+        print(
+            f"exported {records} record(s) and {carried} link or access line(s) to {args.output}",
+            file=sys.stderr,
+        )
     return 0
-
-
-def _histories(
-    stores: Stores, scope: Scope, erased: Sequence[str]
-) -> Iterator[tuple[RecordVersion, ...]]:
-    """The history of every record of the scope, erased ones too, in record id order."""
-    from cairn.cli.progress import counted, listed
-
-    heads = [head.record_id for head in listed(stores, scope, include_inactive=True)]
-    for record_id in counted(sorted({*heads, *erased}), label=f"exporting {scope.actor_id}"):
-        yield stores.records.history(scope, record_id)
-
-
-def _exported(scope: Scope, versions: Sequence[RecordVersion]) -> dict[str, Any]:
-    return {
-        "format": FORMAT,
-        "memory_id": scope.memory_id,
-        "actor_id": scope.actor_id,
-        "record_id": versions[-1].record_id,
-        "versions": [version.model_dump(mode="json") for version in versions],
-    }
 
 
 def _lines(path: Path) -> list[str]:
@@ -119,32 +108,6 @@ def _json(text: str, where: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{where} is not JSON ({exc.msg}); check --format") from exc
-
-
-def _export_histories(lines: list[str]) -> list[tuple[RecordVersion, ...]]:
-    """Every record history of an export file, checked line by line; ``UsageError`` naming
-    the first line that is not one."""
-    from pydantic import ValidationError
-
-    from cairn.models import RecordVersion
-
-    found: list[tuple[RecordVersion, ...]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        item = _json(line, f"line {number}")
-        if not isinstance(item, dict) or item.get("format") != FORMAT or not item.get("versions"):
-            raise UsageError(f"line {number} is not a {FORMAT} record; check --format")
-        try:
-            found.append(tuple(RecordVersion.model_validate(v) for v in item["versions"]))
-        except ValidationError as exc:
-            first = exc.errors(include_input=False, include_url=False)[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise UsageError(
-                f"line {number} holds a version cairn cannot read ({where}: {first['msg']}); "
-                "restore from an unedited export"
-            ) from None
-    return found
 
 
 def _copied(histories: Sequence[tuple[RecordVersion, ...]], scope: Scope) -> list[NewRecord]:
@@ -223,7 +186,9 @@ def _mem0_records(lines: list[str], scope: Scope) -> list[NewRecord]:
 
 def run_import(args: argparse.Namespace) -> int:
     """File the file's records into the actor's memory; print how many, and how many skipped."""
+    from cairn.cli.export_file import read_export
     from cairn.cli.import_restore import check_histories, restore_histories
+    from cairn.cli.import_sections import Sections, check_held, own_sections, restore_sections
     from cairn.cli.opening import opened, scope_of
     from cairn.embed.onnx import OnnxEmbedder
 
@@ -231,21 +196,28 @@ def run_import(args: argparse.Namespace) -> int:
         raise UsageError("`cairn import` files records into one actor's memory: pass --actor ID")
     scope = scope_of(args)
     own: list[tuple[RecordVersion, ...]] = []
+    sections = Sections()
     if args.format == "cairn":  # all read and checked before any write
-        histories = _export_histories(_lines(args.file))
-        own = [h for h in histories if h[0].scope == scope]
+        read = read_export(_lines(args.file))
+        own = [h for h in read.histories if h[0].scope == scope]
         check_histories(own, scope)
-        records = _copied([h for h in histories if h[0].scope != scope], scope)
+        sections = own_sections(read, scope)
+        records = _copied([h for h in read.histories if h[0].scope != scope], scope)
     else:
-        read = {"agentcore": _agentcore_records, "mem0": _mem0_records}
-        records = read[args.format](_lines(args.file), scope)
+        reader = {"agentcore": _agentcore_records, "mem0": _mem0_records}
+        records = reader[args.format](_lines(args.file), scope)
     embedder = OnnxEmbedder()
     with opened(args, create=True) as ctx:
+        check_held(ctx.stores, ctx.scope, sections)
         restored = restore_histories(ctx.stores, ctx.scope, own, embedder)
         copied = _file_copies(ctx.stores, ctx.scope, records, embedder)
+        carried = restore_sections(ctx.stores, ctx.scope, sections)
+    left = f"; {sections.others} link or access line(s) of other actors not carried"
     print(
         f"imported {restored.restored + copied} record(s) into {ctx.scope.actor_id!r}; "
-        f"{restored.held + len(records) - copied} already held, skipped"
+        f"{restored.held + len(records) - copied} already held, skipped; {carried.links} "
+        f"link(s), {carried.counts} access count(s) and {carried.salience} salience value(s) "
+        f"restored{left if sections.others else ''}"
     )
     return 0
 

@@ -13,11 +13,19 @@ added in one transaction with the cursor's move, conditioned on the cursor read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from cairn.errors import ConflictError, CountedMeanwhileError, RecordNotFoundError
-from cairn.links import MAX_LINKS_LISTED, Link, Salience, check_add, check_link, check_salience
+from cairn.links import (
+    MAX_LINKS_LISTED,
+    Link,
+    Salience,
+    check_add,
+    check_counts,
+    check_link,
+    check_salience,
+)
 from cairn.models import Scope
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import Item, head_sk, key, n, number, s, scope_pk, text
@@ -90,6 +98,15 @@ class DynamoDBLinkStore:
                 link = Link.model_validate_json(text(item, "d"))
                 found[link.key] = link
         return tuple(found[k] for k in sorted(found)[:MAX_LINKS_LISTED])
+
+    def every_link(self, scope: Scope) -> Iterator[Link]:
+        for item in self._db.query(  # the items read from their source: each link once, by key
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
+            ExpressionAttributeValues={":pk": s(links_pk(scope)), ":o": s("O#")},
+            ConsistentRead=True,
+        ):
+            yield Link.model_validate_json(text(item, "d"))
 
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         doomed: dict[tuple[str, str, str], Link] = {}
@@ -189,6 +206,25 @@ class DynamoDBAccessCounts:
             self._db.transact(items)
         except ConflictError:
             raise CountedMeanwhileError(after, self.cursor(scope)) from None
+
+    def raise_counts(self, scope: Scope, counts: Mapping[str, int]) -> int:
+        check_counts(counts)
+        rose = 0
+        for record_id, count in counts.items():
+            try:
+                self._db.call(
+                    "update_item",
+                    TableName=self._table,
+                    Key=key(access_pk(scope), f"C#{record_id}"),
+                    UpdateExpression="SET #n = :k",
+                    ConditionExpression="attribute_not_exists(#n) OR #n < :k",
+                    ExpressionAttributeNames={"#n": "n"},
+                    ExpressionAttributeValues={":k": n(count)},
+                )
+            except ConflictError:  # held at or above it already
+                continue
+            rose += 1
+        return rose
 
     def salience(self, scope: Scope) -> dict[str, Salience]:
         found: dict[str, Salience] = {}

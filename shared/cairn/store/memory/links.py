@@ -7,10 +7,18 @@ only between two records of the scope that are not erased; counts move with thei
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from cairn.errors import CountedMeanwhileError, RecordNotFoundError
-from cairn.links import MAX_LINKS_LISTED, Link, Salience, check_add, check_link, check_salience
+from cairn.links import (
+    MAX_LINKS_LISTED,
+    Link,
+    Salience,
+    check_add,
+    check_counts,
+    check_link,
+    check_salience,
+)
 from cairn.models import Scope, Status
 
 # The head status of a record of the scope, or None when the scope has no such record.
@@ -40,6 +48,11 @@ class InMemoryLinkStore:
             stored = self._links.get(scope, {})
             keys = sorted(k for k in stored if record_id in (k[0], k[2]))
             return tuple(stored[k] for k in keys[:MAX_LINKS_LISTED])
+
+    def every_link(self, scope: Scope) -> Iterator[Link]:
+        with self._lock:
+            stored = dict(self._links.get(scope, {}))
+        return iter([stored[k] for k in sorted(stored)])
 
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         gone = set(record_ids)
@@ -80,6 +93,14 @@ class InMemoryAccessCounts:
             for record_id, count in counts.items():
                 stored[record_id] = stored.get(record_id, 0) + count
             self._cursors[scope] = upto
+
+    def raise_counts(self, scope: Scope, counts: Mapping[str, int]) -> int:
+        check_counts(counts)
+        with self._lock:
+            stored = self._counts.setdefault(scope, {})
+            rising = {rid: count for rid, count in counts.items() if stored.get(rid, 0) < count}
+            stored.update(rising)
+            return len(rising)
 
     def salience(self, scope: Scope) -> dict[str, Salience]:
         with self._lock:

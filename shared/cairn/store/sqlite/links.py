@@ -5,10 +5,18 @@ added in the transaction that moves their cursor."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from cairn.errors import CountedMeanwhileError, RecordNotFoundError
-from cairn.links import MAX_LINKS_LISTED, Link, Salience, check_add, check_link, check_salience
+from cairn.links import (
+    MAX_LINKS_LISTED,
+    Link,
+    Salience,
+    check_add,
+    check_counts,
+    check_link,
+    check_salience,
+)
 from cairn.models import Scope
 from cairn.store.sqlite.connection import SQLiteDatabase
 
@@ -61,6 +69,14 @@ class SQLiteLinkStore:
                 (*_scope(scope), record_id, record_id, MAX_LINKS_LISTED),
             ).fetchall()
         return tuple(Link.model_validate_json(data) for (data,) in rows)
+
+    def every_link(self, scope: Scope) -> Iterator[Link]:
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT data FROM links WHERE {_SCOPE} ORDER BY from_id, kind, to_id",  # noqa: S608
+                _scope(scope),
+            ).fetchall()
+        return (Link.model_validate_json(data) for (data,) in rows)
 
     def erase_records(self, scope: Scope, record_ids: Sequence[str]) -> int:
         gone = 0
@@ -116,6 +132,19 @@ class SQLiteAccessCounts:
                 " VALUES (?, ?, ?)",
                 (*_scope(scope), upto),
             )
+
+    def raise_counts(self, scope: Scope, counts: Mapping[str, int]) -> int:
+        check_counts(counts)
+        rose = 0
+        with self._db.transaction(write=True) as conn:
+            for record_id, count in counts.items():
+                rose += conn.execute(
+                    "INSERT INTO access_counts (memory_id, actor_id, record_id, count)"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT (memory_id, actor_id, record_id)"
+                    " DO UPDATE SET count = excluded.count WHERE count < excluded.count",
+                    (*_scope(scope), record_id, count),
+                ).rowcount
+        return rose
 
     def salience(self, scope: Scope) -> dict[str, Salience]:
         with self._db.transaction(write=False) as conn:
