@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.cost_compose import SAFETY_HOURS, SHAPES, WAKE_UPS_PER_ROLLOUT, Inputs, Month, month
+from benchmarks.cost_jobs import JOBS_TEXT, jobs_lines
 from benchmarks.cost_model import Workload
 from benchmarks.cost_prices import HOURS_PER_MONTH
 from benchmarks.cost_report import (
@@ -160,13 +161,20 @@ def document(
     for library, api in months:
         lines += breakdown(library, api)
     lines += [
+        "## The scheduled jobs function",
+        "",
+        JOBS_TEXT,
+        "",
+        *jobs_lines(list(months)),
+        "",
         "## Model tokens, apart",
         "",
         "Tokens are estimated as one per four UTF-8 bytes, rounded up, from the requests the "
         "extractor really built: the prompt (system, messages and the output schema) and the "
         "answer of the offline heuristic model, which answers in the same JSON shape a hosted "
         "model must (a hosted model's answers are longer or shorter: treat output tokens as a "
-        "guide). Embedding tokens: every text sent to Titan Text Embeddings V2 (candidates "
+        "guide). Input and output tokens include the jobs function's rollup and link "
+        "calls. Embedding tokens: every text sent to Titan Text Embeddings V2 (candidates "
         "during extraction, the query of each recall).",
         "",
         *_token_lines(months),

@@ -122,7 +122,11 @@ class Bench:
         )
         self.stores, self.pipeline = wiring.stores(), wiring.pipeline()
         self.delivered: list[dict[str, Any]] = []
-        created = self.api("POST", "/memories/create", memory_body("costModel"), "CreateMemory")
+        self.use_memory("costModel")
+
+    def use_memory(self, name: str) -> None:
+        """Create a memory with AgentCore's three built-in strategies and measure in it."""
+        created = self.api("POST", "/memories/create", memory_body(name), "CreateMemory")
         self.memory_id = str(created["memory"]["id"])
         assert self.stores.memories is not None
         self.policy = policy_for(self.stores.memories.get(self.memory_id))

@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, fields
 
 from benchmarks.cost_bench import Operation
+from benchmarks.cost_jobs import JobsMonth, jobs_month
 from benchmarks.cost_model import GB, Usage, Volumes, Workload, volumes, xray_traces
 from benchmarks.cost_prices import HOURS_PER_MONTH, SECONDS_PER_MONTH
 from benchmarks.cost_runs import Measurements
@@ -116,6 +117,7 @@ class Month:
     model_prompt_bytes: float
     model_answer_bytes: float
     embedded_bytes: float
+    jobs: JobsMonth | None = None  # the scheduled jobs function's share (cost_jobs)
 
 
 def month(
@@ -150,6 +152,11 @@ def month(
         + _at_rest(v, measured, stack)
     )
     invocations: Counter[str] = Counter(extraction=round(v.rollouts), sweep=round(sweeps))
+    fixed = measured.shared.get("jobs-empty")
+    jobs = None if fixed is None else jobs_month(workload, v, ops, fixed, stack, inputs)
+    if jobs is not None and jobs.runs:
+        usage += jobs.usage
+        invocations["jobs"] = round(jobs.runs)
     if "consolidate" in use and "consolidation" in stack.functions:
         invocations["consolidation"] = round(v.rollouts)
     if shape == "api":
@@ -167,10 +174,13 @@ def month(
         volume=v,
         usage=usage,
         invocations=invocations,
-        model_prompt_bytes=ops["consume"].model.prompt_bytes * v.rollouts,
-        model_answer_bytes=ops["consume"].model.answer_bytes * v.rollouts,
+        model_prompt_bytes=ops["consume"].model.prompt_bytes * v.rollouts
+        + (jobs.prompt_bytes if jobs else 0.0),
+        model_answer_bytes=ops["consume"].model.answer_bytes * v.rollouts
+        + (jobs.answer_bytes if jobs else 0.0),
         embedded_bytes=ops["consume"].embeds.prompt_bytes * v.rollouts
         + ops[recall_key].embeds.prompt_bytes * v.recalls,
+        jobs=jobs,
     )
 
 
@@ -204,7 +214,7 @@ def _estimated(
     cap = SECONDS_PER_MONTH / inputs.kms_cache_seconds
     callers: dict[str, list[float]] = {
         # each principal reading the tables: the sweep, extraction, the caller (or the API)
-        "dynamodb": [invocations["sweep"], invocations["extraction"], calls],
+        "dynamodb": [invocations["sweep"], invocations["extraction"], invocations["jobs"], calls],
         "s3": [usage.s3_put + usage.s3_get],
         "sns": [usage.sns_publishes],
         "sqs": [invocations["extraction"], invocations["consolidation"]],

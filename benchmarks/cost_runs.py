@@ -5,7 +5,9 @@ On the bench (``cost_bench``), per scope size (records the actor already holds):
 warm the session, the scope seeded, then a steady-state rollout measured (appends, release,
 consumption by the extraction function), a recall in the agent's process,
 RetrieveMemoryRecords, six CreateEvents and BatchCreateMemoryRecords through the API function,
-and a record write. Once: the sweep with nothing to do and with one idle session to claim.
+and a record write; the scheduled jobs function before the actor, after all that, and with
+nothing new (``cost_jobs``). Each size has a memory of its own. Once: the jobs function with
+nothing stored, and the sweep with nothing to do and with one idle session to claim.
 Last, what the tables hold, per thing kept (``cost_storage``).
 """
 
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.cost_bench import Bench, Operation, SeedingClient
+from benchmarks.cost_jobs import measure_jobs, settle_jobs
 from benchmarks.cost_scenario import seed_records
 from benchmarks.cost_storage import StorageProfile, profile_storage
 from cairn.changes import Create, NewRecord, Vector
@@ -51,13 +54,14 @@ def run_measurements(sizes: tuple[int, ...], repeats: int) -> Measurements:
             session = boto3.session.Session(**credentials, region_name="us-east-1")
             peek = boto3.session.Session(**credentials, region_name="us-east-1").client("dynamodb")
             bench = Bench(session, peek, repeats)
+            empty = measure_jobs(bench, "jobs-empty", "scheduled jobs, nothing stored", repeats)
             with bench.scratch():
                 bench.rollout(Scope(memory_id=bench.memory_id, actor_id="tg:template"), 0, "t")
             templates = bench.stores.records.list_records(
                 Scope(memory_id=bench.memory_id, actor_id="tg:template")
             ).items
             by_size = {size: _per_scope(bench, size, templates) for size in sizes}
-            shared = _sweeps(bench)
+            shared = {"jobs-empty": empty, **_sweeps(bench)}
             storage = profile_storage(bench.peek, bench.meter, bench.deployment)
             counts = bench.api_counts_turns
             bench.wiring.configure()
@@ -71,8 +75,13 @@ def run_measurements(sizes: tuple[int, ...], repeats: int) -> Measurements:
 
 
 def _per_scope(bench: Bench, size: int, templates: Any) -> dict[str, Operation]:
+    with bench.scratch():  # a memory of its own: the jobs' bounds are per memory
+        bench.use_memory(f"costModel{size}")
     scope = Scope(memory_id=bench.memory_id, actor_id=f"tg:{size}")
     session_id = f"chat-{size}"
+    found: dict[str, Operation] = {}
+    settle_jobs(bench)
+    found["jobs-before"] = measure_jobs(bench, "jobs-before", "scheduled jobs, before the actor")
     with bench.scratch():  # first: with few items in the table, moto's transactions are fast
         bench.rollout(scope, 1, session_id)
     seeding = DynamoDBBackend(
@@ -82,7 +91,6 @@ def _per_scope(bench: Bench, size: int, templates: Any) -> dict[str, Operation]:
         clock=bench.clock,
     )
     seed_records(scope, size, templates, stores=seeding.stores(), embedder=bench.embedder)
-    found: dict[str, Operation] = {}
     turns = bench.turns(2, session_id)
     claims: list[Any] = []
 
@@ -109,6 +117,10 @@ def _per_scope(bench: Bench, size: int, templates: Any) -> dict[str, Operation]:
         found[operation.key] = operation
     for operation in _writes(bench, scope, size).values():
         found[operation.key] = operation
+    found["jobs-busy"] = measure_jobs(bench, "jobs-busy", "scheduled jobs, after the traffic")
+    found["jobs-idle"] = measure_jobs(
+        bench, "jobs-idle", "scheduled jobs, nothing new", repeats=bench.repeats
+    )
     return found
 
 

@@ -24,6 +24,7 @@ _ROLES = {
     "sweep": re.compile(r"idle sessions", re.IGNORECASE),
     "consolidation": re.compile(r"consolidate", re.IGNORECASE),
     "api": re.compile(r"\bapi\b|agentcore", re.IGNORECASE),
+    "jobs": re.compile(r"background jobs", re.IGNORECASE),
 }
 
 
