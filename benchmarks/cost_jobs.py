@@ -16,7 +16,7 @@ ten rolled up); ``jobs-idle``, a run with nothing new.
 Composed (``jobs_month``): each run pays ``jobs-empty`` plus, per actor of the workload,
 ``jobs-idle`` minus ``jobs-before`` at its size (its memory's one actor, without the model's
 time); each batch of ten turns rolled up pays ``jobs-busy`` minus ``jobs-idle``. Model calls of
-a run with nothing new (link proposals the model declined are proposed again) are bounded per
+a run with nothing new are bounded per
 memory (``DEFAULT_MAX_CALLS``): the size's memory's, not multiplied by actors.
 """
 
@@ -176,27 +176,26 @@ def jobs_lines(months: list[tuple[object, object]]) -> list[str]:
         lines += [
             "",
             "**Does not fit:** " + "; ".join(over) + ". As built, such a run stops at its "
-            "timeout and the next starts over from the first actor, so the later actors are "
-            "never reached; the figure is what the work would cost if it were done.",
+            "timeout; the figure is what the work would cost if it were done.",
         ]
     return lines
 
 
 JOBS_TEXT = (
     "Every 15 minutes (2,920 runs a month) the jobs function (`functions/jobs`) runs access "
-    "counting, link generation, evolution and decay (both off by default, so not in these "
+    "counting, link generation, and the jobs switched off by default (not in these "
     "figures), then the rollup, over every actor of every memory. Measured with the real "
     "handler on moto: a run with nothing stored (`jobs-empty`, the fixed part) and, at each "
     "size in a memory of its own, a run before the actor exists, the first run after its "
     "traffic, and a run with nothing new (`jobs-before`, `jobs-busy`, `jobs-idle` in the "
     "operations table). A month is 2,920 times `jobs-empty` plus, per actor, `jobs-idle` "
-    "minus `jobs-before` at the workload's size (what holding the actor costs each run: its "
-    "records read with their vectors and paired by the link job, its journal and sessions "
-    "read by the access job and the rollup), plus, per batch of ten turns rolled up, "
-    "`jobs-busy` minus `jobs-idle`. The link job forgets the pairs the model declined, so "
-    "a run with nothing new proposes them again: those calls (at most 8 a run per memory, "
-    "not multiplied by actors) and the function's wait for them (`model_seconds_per_call` "
-    "each) are in the month. For many actors in one memory the per-actor part is an upper "
-    "bound: once a run's 8 calls are spent the link job reads no further actor. The "
-    "totals above include all of it; the model's tokens are in the next section."
+    "minus `jobs-before` at the workload's size (what holding the actor costs each run, as "
+    "measured), plus, per batch of ten turns rolled up, `jobs-busy` minus `jobs-idle`. A "
+    "run with nothing new still made model calls on the bench (the operations table; which "
+    "job made them is not broken down here): those of the size's memory (at most 8 a run "
+    "per memory, not multiplied by actors) and the function's wait for them "
+    "(`model_seconds_per_call` each) are in the month. For many actors in one memory the "
+    "per-actor part is an upper bound: it was measured as a memory of one actor, so it "
+    "carries that memory's own reads. The totals above include all of it; the model's "
+    "tokens are in the next section."
 )
