@@ -12,7 +12,9 @@ The rollup of a large backlog could outlast the invocation, so it goes last, mak
 ``ROLLUP_CALLS`` model calls a session, and starts no session once less than
 ``ROLLUP_RESERVE`` (one session's worst case) is left of the function's time: its run is then
 ``partial`` and says so, and the next run continues where the chunks end. Reflection, when
-switched on, leaves the rollup that time: it starts no model call it could not finish before.
+switched on, leaves the rollup that time: it starts no model call it could not finish before;
+and every scheduled job starts no actor after that point either (its run is ``partial``; the
+next run resumes after the last actor it visited, ``cairn.history.job_runs``).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
             embedder=embedder.identity,
             clock=clock,
             embed_with=embedder,
-            # Reflection (off by default) leaves the rollup its time: no call it cannot finish.
+            # Every job leaves the rollup its time: no actor started, and no reflection call
+            # (off by default) it cannot finish, after this (a ``partial`` run).
             until=until - MODEL_CALL,
         )
         rolled = run_rollup_job(

@@ -16,6 +16,7 @@ by the next run.
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 
 from cairn.errors import CountedMeanwhileError
 from cairn.history.job_runs import Countdown, RunTally, start_run, switched_off
@@ -29,10 +30,15 @@ _PAGE = 100
 
 
 def run_access_job(
-    stores: Stores, memory_id: str, *, clock: Clock, max_entries: int = DEFAULT_MAX_ENTRIES
+    stores: Stores,
+    memory_id: str,
+    *,
+    clock: Clock,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+    until: datetime | None = None,
 ) -> JobRun:
     """One access-counting run over the memory; see the module."""
-    tally = start_run(JobName.ACCESS, memory_id, clock)
+    tally = start_run(JobName.ACCESS, memory_id, clock, until)
     skipped = switched_off(stores, memory_id, JobName.ACCESS)
     if stores.access is None:
         skipped = "these stores keep no access counts"

@@ -64,9 +64,10 @@ def run_decay_job(
     clock: Clock,
     half_life: timedelta = DEFAULT_HALF_LIFE,
     max_records: int = DEFAULT_MAX_RECORDS,
+    until: datetime | None = None,
 ) -> JobRun:
     """One decay run over the memory; see the module."""
-    tally = start_run(JobName.DECAY, memory_id, clock)
+    tally = start_run(JobName.DECAY, memory_id, clock, until)
     skipped = switched_off(stores, memory_id, JobName.DECAY)
     if stores.access is None:
         skipped = "these stores keep no access counts, so no salience"

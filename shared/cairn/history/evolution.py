@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 
 from cairn.authority import may_change
 from cairn.changes import RecordPatch, Revise
@@ -65,9 +66,10 @@ def run_evolution_job(
     clock: Clock,
     max_records: int = DEFAULT_MAX_RECORDS,
     max_calls: int = DEFAULT_MAX_CALLS,
+    until: datetime | None = None,
 ) -> JobRun:
     """One evolution run over the memory; see the module."""
-    tally = start_run(JobName.EVOLUTION, memory_id, clock)
+    tally = start_run(JobName.EVOLUTION, memory_id, clock, until)
     skipped = switched_off(stores, memory_id, JobName.EVOLUTION)
     if stores.links is None:
         skipped = "these stores keep no links, so no record has neighbours"

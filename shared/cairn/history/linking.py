@@ -24,6 +24,7 @@ kind outside the vocabulary, a record erased meanwhile, a failed call); never co
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from cairn.errors import CairnError, RecordNotFoundError
 from cairn.history.job_runs import RunTally, start_run, switched_off
@@ -70,9 +71,10 @@ def run_link_job(
     max_calls: int = DEFAULT_MAX_CALLS,
     max_links: int = DEFAULT_MAX_LINKS,
     floor: float = LINK_FLOOR,
+    until: datetime | None = None,
 ) -> JobRun:
     """One link-generation run over the memory; see the module."""
-    tally = start_run(JobName.LINK, memory_id, clock)
+    tally = start_run(JobName.LINK, memory_id, clock, until)
     skipped = switched_off(stores, memory_id, JobName.LINK)
     if stores.links is None:
         skipped = "these stores keep no links"

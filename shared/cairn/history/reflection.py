@@ -74,7 +74,7 @@ def run_reflection_job(
     until: datetime | None = None,
 ) -> JobRun:
     """One reflection run over the memory; see the module."""
-    tally = start_run(JobName.REFLECTION, memory_id, clock)
+    tally = start_run(JobName.REFLECTION, memory_id, clock, until)
     skipped = switched_off(stores, memory_id, JobName.REFLECTION)
     if embedder is None:
         skipped = "no embedder is configured, so no record has neighbours"

@@ -4,7 +4,7 @@
 access counting, link generation, evolution, reflection, then decay over the memory (each
 honours its own switch and logs its own run; evolution, reflection and decay are off unless
 switched on; reflection embeds its insights with ``embed_with`` and starts no model call at
-or after ``until``); the
+or after ``until``, and no job starts an actor at or after it: its run is ``partial``); the
 embedded history worker calls it for a memory at most once per ``SCHEDULED_EVERY`` after a
 rollup pass, and the scheduled jobs Lambda (``functions/jobs``) for every memory the store
 configures (``memory_ids``), every ``SCHEDULED_EVERY``. Access first: the link job reads the
@@ -39,13 +39,13 @@ def run_scheduled_jobs(
 ) -> tuple[JobRun, ...]:
     """Access counting, link generation, evolution (from the links just made), reflection
     (over the counts just made), then decay, over ``memory_id``; their five runs."""
-    counted = run_access_job(stores, memory_id, clock=clock)
-    linked = run_link_job(stores, model, memory_id, embedder=embedder, clock=clock)
-    evolved = run_evolution_job(stores, model, memory_id, clock=clock)
+    counted = run_access_job(stores, memory_id, clock=clock, until=until)
+    linked = run_link_job(stores, model, memory_id, embedder=embedder, clock=clock, until=until)
+    evolved = run_evolution_job(stores, model, memory_id, clock=clock, until=until)
     reflected = run_reflection_job(
         stores, model, memory_id, embedder=embed_with, clock=clock, until=until
     )
-    decayed = run_decay_job(stores, memory_id, clock=clock)
+    decayed = run_decay_job(stores, memory_id, clock=clock, until=until)
     return (counted, linked, evolved, reflected, decayed)
 
 
