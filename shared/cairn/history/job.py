@@ -16,6 +16,9 @@ it, and so does a chunk the pass wrote itself (the next run looks once more).
 A run that is switched off, or whose stores keep no pyramid, is recorded as ``skipped`` with
 the reason. The embedded host runs it with ``cairn jobs run rollup``; on AWS the scheduled
 jobs function (``functions/jobs``) calls it with a time limit (``until``) inside its own.
+Like every job's (``cairn.history.job_runs``), its walk over the actors resumes after the last
+actor it started before ``until`` and wraps around, so a run cut short by its time does not
+leave the same later actors behind on every run.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import secrets
 from collections import Counter
 from datetime import datetime
 
+from cairn.history.job_runs import WALK_KEY, WALK_SCOPE_ACTOR, resumed
 from cairn.history.rollup import DEFAULT_MAX_CALLS, roll_up_scope
 from cairn.jobs import MAX_REASONS, JobName, JobRun, job_run_id
 from cairn.models import Scope
@@ -61,8 +65,13 @@ def run_rollup_job(
         assert stores.chunks is not None  # checked by _why_not
         actors = changed = unchanged = 0
         reasons: Counter[str] = Counter()
-        for actor_id in _actors(stores, memory_id):
+        walk = Scope(memory_id=memory_id, actor_id=WALK_SCOPE_ACTOR)
+        noted = _walked(stores, walk)
+        last = noted
+        for actor_id in resumed(_actors(stores, memory_id), noted):
             actors += 1
+            if until is None or clock.now() < until:
+                last = actor_id
             scope = Scope(memory_id=memory_id, actor_id=actor_id)
             generation = _generation(stores, scope)
             if generation is not None and _noted(stores, scope) == generation:
@@ -88,6 +97,8 @@ def run_rollup_job(
                 # the scope is skipped until it moves. A pass that wrote chunks moved it
                 # itself: the next run looks once more, and notes the generation then.
                 stores.jobs.set_marker(scope, JobName.ROLLUP, generation)
+        if stores.jobs is not None and last is not None and last != noted:
+            stores.jobs.set_marker(walk, JobName.ROLLUP, last, key=WALK_KEY)
         listed = [
             f"{count} session(s): {why}"[:300] for why, count in reasons.most_common(MAX_REASONS)
         ]
@@ -122,6 +133,11 @@ def _generation(stores: Stores, scope: Scope) -> str | None:
     if stores.history_generations is None or stores.jobs is None:
         return None
     return str(stores.history_generations.generation(scope))
+
+
+def _walked(stores: Stores, walk: Scope) -> str | None:
+    """The last actor the previous run started before its time was up."""
+    return None if stores.jobs is None else stores.jobs.marker(walk, JobName.ROLLUP, key=WALK_KEY)
 
 
 def _noted(stores: Stores, scope: Scope) -> str | None:
