@@ -1,10 +1,12 @@
 """The scheduled jobs function's month (benchmarks/cost_jobs.py): 2,920 runs, each paying the
-fixed part and a share per actor held; rolled-up batches paying the busy run's extra; model
-calls of a steady run bounded per memory, not multiplied by actors. No AWS, no moto."""
+fixed part and a share per actor held (the handler's own time and requests, never a model call
+or its wait); rolled-up batches paying the busy run's extra with its calls; model calls of a run
+with nothing new counted per memory, never multiplied by actors. No AWS, no moto."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import pytest
 
@@ -27,7 +29,7 @@ def run(key: str, reads: float, calls: int = 0, seconds: float = 0.1) -> Operati
     return Operation(
         key=key,
         title=key,
-        tally=Tally(read_units=reads),
+        tally=Tally(requests=Counter({"dynamodb.Query": int(reads // 10)}), read_units=reads),
         function="jobs",
         invocations=1,
         seconds=seconds,
@@ -56,6 +58,28 @@ def test_a_month_is_2920_runs_of_the_fixed_part_and_each_actors_share() -> None:
     assert found.usage.lambda_invocations == pytest.approx(2920)
     assert scaled.usage.dynamodb_rru == pytest.approx(2920 * (10 + 100 * 100) + 100 * chunks * 50)
     assert scaled.usage.lambda_invocations == pytest.approx(2920)  # one run serves every actor
+
+
+def test_an_actors_share_holds_no_model_wait_and_steady_calls_are_per_memory() -> None:
+    # jobs-idle made 2 calls more than jobs-before (a memory's, e.g. a backlog): counted once a
+    # run for the memory, with their wait, never once per actor.
+    ops = {
+        "jobs-before": run("jobs-before", 30, calls=1, seconds=0.1),
+        "jobs-idle": run("jobs-idle", 130, calls=3, seconds=0.2),
+        "jobs-busy": run("jobs-busy", 180, calls=5, seconds=0.3),
+    }
+    many = dataclasses.replace(ONE, actors=10_000)
+    found = jobs_month(many, volumes(many), ops, FIXED, STACK, INPUTS)
+
+    chunks = volumes(many).sessions
+    assert found.model_calls == pytest.approx(2920 * 2 + chunks * 2)
+    own = 2920 * (0.1 + 10_000 * 0.1) + chunks * 0.1  # handler time: fixed, per actor, per batch
+    waited = (2920 * 2 + chunks * 2) * 2.0  # model waits: per memory and per batch only
+    assert found.usage.lambda_gb_seconds == pytest.approx(own + waited, rel=1e-6)
+    assert found.run_seconds == pytest.approx(0.1 + 10_000 * 0.1 + 2 * 2.0, rel=1e-6)
+    assert found.run_requests == pytest.approx(1 + 10_000 * (13 - 3))  # fixed, then per actor
+    assert found.steady_calls == 2
+    assert found.walk_seconds == pytest.approx(600 - (8 * 45 + 30))  # less the rollup's reserve
 
 
 def test_steady_model_calls_are_bounded_per_memory_not_multiplied_by_actors() -> None:
