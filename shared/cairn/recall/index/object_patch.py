@@ -19,7 +19,8 @@ read whole more than ``MAX_CATCH_UP_AGE`` ago (so whatever a catch-up cannot see
 older writer's write followed by a newer one's, lasts at most that long).
 
 A vector added by re-embedding (``cairn reindex``) moves the generation but writes no change,
-so the heads of the rows without a vector are read again too (at most ``VECTORLESS_MAX``).
+so the heads of the rows without a vector are read again too (at most
+``catch_up.VECTORLESS_MAX``, the embedded index's own bound; with more, the scope is read whole).
 
 Requests: a GetItem of the sequence, one feed Query, and per 100 changed records one
 BatchGetItem of heads and one of their vectors; never a read of the unchanged rows.
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 from cairn.models import EmbedderId, Scope
 from cairn.ports import HeadRowReader, IndexRow, RecordChange, RecordChangeFeed
+from cairn.recall.index.catch_up import VECTORLESS_MAX
 from cairn.recall.index.object_codec import DecodedObject
 
 # The most changes an object is caught up by (one feed read of at most 1,000 changes, from the
@@ -39,9 +41,6 @@ from cairn.recall.index.object_codec import DecodedObject
 MAX_PATCH_CHANGES = 999
 # How long an object is caught up before its rows are read whole again, in seconds.
 MAX_CATCH_UP_AGE = 3600.0
-# Rows without a vector whose heads each catch-up reads again (``VectorWriter.add_vectors``
-# moves the generation and writes no change); with more, the scope is read whole.
-VECTORLESS_MAX = 256
 
 
 @dataclass(frozen=True, slots=True)
