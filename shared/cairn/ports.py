@@ -136,7 +136,7 @@ class ModelProvider(Protocol):
         ...
 
 
-ChangeKind = Literal["created", "updated", "deleted", "erased"]
+ChangeKind = Literal["created", "updated", "deleted", "erased", "re-embedded"]
 
 
 class RecordChange(Frozen):
@@ -149,7 +149,9 @@ class RecordChange(Frozen):
     (``StoreChangeFeed``) orders every change of the store by it. ``created``: a record's
     first version; ``updated``: a new live version (revised, folded in); ``deleted``: a
     version that leaves every live read (retracted, superseded); ``erased``: the record's
-    content destroyed (one change per record, its head's version).
+    content destroyed (one change per record, its head's version); ``re-embedded``: a vector
+    of another embedder stored for the version named (``VectorWriter.add_vectors``: no new
+    version, nothing else of the record changed; read its vectors to see it).
     """
 
     sequence: int = Field(ge=1)
@@ -164,8 +166,11 @@ class RecordChange(Frozen):
     def event_id(self) -> str:
         """The same for every delivery of this change, different for any other change: a
         version is written once and a record erased once, so a consumer that has seen this id
-        has seen this change (at-least-once delivery, recognisable redelivery)."""
-        return f"{self.memory_id}/{self.actor_id}/{self.record_id}/{self.version}/{self.kind}"
+        has seen this change (at-least-once delivery, recognisable redelivery). A version may
+        be re-embedded once per embedder, so a ``re-embedded`` change's id names its sequence
+        too."""
+        named = f"{self.memory_id}/{self.actor_id}/{self.record_id}/{self.version}/{self.kind}"
+        return f"{named}/{self.sequence}" if self.kind == "re-embedded" else named
 
 
 def change_kind(version: RecordVersion) -> ChangeKind:
@@ -948,7 +953,9 @@ class VectorWriter(Protocol):
         transaction, and return how many were stored. A ref that is not a record's active head,
         or whose words already have a vector of that embedder, is skipped (a rerun stores
         nothing twice). Moves the scope's record generation when anything was stored, so every
-        recall index built before sees it. The vector is promised for the version it names; a
+        recall index built before sees it, and puts one ``re-embedded`` change per vector stored
+        in the record change feed in the same transaction (none when nothing was stored), so a
+        follower of the feed re-reads that head. The vector is promised for the version it names; a
         later version with other words never has it, one keeping the words may (SQLite and the
         memory store key vectors by words) or may not (DynamoDB keeps it on the head item),
         and is then re-embedded like any head without one."""

@@ -155,12 +155,19 @@ def test_rollouts_can_be_consumed_with_no_changes_and_of_either_kind(
     rollouts = require_rollouts(stores, backend_name)
     extraction = staged_extraction(rollouts, SCOPE, clock)
     (evidence,) = staged_evidence(rollouts, SCOPE, clock)
+    create(stores, "Drinks green tea")
+    generation = stores.generations.generation(SCOPE) if stores.generations else None
+    last = stores.changes.last_sequence(SCOPE) if stores.changes else None
 
     written = stores.records.apply(
         SCOPE, [], consume_rollouts=[extraction.rollout_id, evidence.rollout_id]
     )
 
     assert written == ()
+    # No record written: no change in the feed, and the record generation stays, so a recall
+    # index that catches up from the feed has nothing to rebuild for.
+    assert (stores.generations.generation(SCOPE) if stores.generations else None) == generation
+    assert (stores.changes.last_sequence(SCOPE) if stores.changes else None) == last
     assert _pending_ids(rollouts) == []
     consumed = rollouts.get(SCOPE, evidence.rollout_id)
     assert consumed.state is RolloutState.CONSUMED

@@ -18,9 +18,10 @@ import pytest
 
 from cairn.changes import Create, FoldIn, RecordPatch, Retract, Revise
 from cairn.memories import StreamDelivery
-from cairn.models import Scope
+from cairn.models import EmbedderId, Scope
+from cairn.ports import VectorWriter
 from tests.conformance.api_state import T0, memory
-from tests.conformance.samples import new_fact
+from tests.conformance.samples import new_fact, vector
 from tests.pipeline.aws import Deployment
 
 PRIVATE = "my locker code is 4417"
@@ -181,6 +182,28 @@ def test_a_redelivery_repeats_the_same_event_ids(
     assert len({e["eventId"] for e in events}) == 2  # a consumer deduplicating sees each once
     _deliver(session, deployment)
     assert len(_kinesis_events(session, stream)) == 4  # the cursor moved: nothing again
+
+
+def test_a_re_embedded_change_is_passed_over_and_the_next_write_delivered(
+    session: Any, deployment: Deployment, streamed: tuple[Any, str, Scope]
+) -> None:
+    stores, stream, scope = streamed
+    (tea,) = stores.records.apply(
+        scope, [Create(record=new_fact("Drinks green tea", namespace="/facts/a1/"))]
+    )
+    other = EmbedderId(model_id="next-embedder", dims=3)
+    assert isinstance(stores.records, VectorWriter)
+    assert stores.changes is not None
+    assert stores.records.add_vectors(scope, [(tea.ref, vector(1, 0, 0, embedder=other))]) == 1
+    stores.records.apply(scope, [FoldIn(record_id=tea.record_id)])
+
+    assert _deliver(session, deployment) == {"batchItemFailures": []}
+
+    assert stores.changes.last_sequence(scope) == 3  # created, re-embedded, updated
+    events = _kinesis_events(session, stream)
+    assert [(e["sequence"], e["change"]) for e in events] == [(1, "created"), (3, "updated")]
+    _deliver(session, deployment)
+    assert len(_kinesis_events(session, stream)) == 2  # the cursor moved past it
 
 
 def test_a_memory_without_delivery_puts_nothing_and_a_metadata_event_carries_no_content(

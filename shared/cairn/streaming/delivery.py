@@ -5,7 +5,9 @@ event per change (``events.stream_event``), puts them to the memory's Kinesis st
 then moves the cursor. A crash between the put and the move delivers those changes again on
 the next run, with the same ``eventId``s: at least once, a redelivery recognisable. A change
 committed before the memory's delivery was enabled (``StreamDelivery.enabled_at``) is passed
-over (the cursor moves past it, nothing is put); a memory without delivery is not read at all.
+over (the cursor moves past it, nothing is put), and so is a ``re-embedded`` change (a vector
+stored by ``cairn reindex``: derived data, no record event of the service's); a memory without
+delivery is not read at all.
 A memory deleted since (DeleteMemory erases every record first) still has its erasures
 delivered, as tombstones, to the stream the scope's cursor last delivered to: a consumer that
 was sent content is told it is gone.
@@ -24,7 +26,7 @@ from cairn.errors import MemoryNotFoundError, RecordNotFoundError
 from cairn.memories import StreamDelivery
 from cairn.models import RecordVersion, Scope
 from cairn.ports import MemoryConfigStore, RecordChange, RecordChangeFeed, RecordStore
-from cairn.streaming.events import stream_event
+from cairn.streaming.events import EVENT_TYPES, stream_event
 
 PAGE = 500  # Kinesis PutRecords takes at most 500 records
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -74,7 +76,7 @@ def deliver_scope(
         events = [
             stream_event(c, _version(records, scope, c), stream)
             for c in page
-            if c.at >= stream.enabled_at
+            if c.at >= stream.enabled_at and c.kind in EVENT_TYPES
         ]
         if events:
             sink.put(stream.data_stream_arn, events)

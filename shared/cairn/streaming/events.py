@@ -3,7 +3,8 @@
 One JSON object per change: ``eventId`` (``RecordChange.event_id``: the same on every
 redelivery), ``eventType`` as the service names them (``MemoryRecordCreated``,
 ``MemoryRecordUpdated``, ``MemoryRecordDeleted``), ``change`` (cairn's kind: created, updated,
-deleted, erased), ``sequence`` (the scope's change sequence: consumers order and deduplicate by
+deleted, erased; a ``re-embedded`` change is no event: ``delivery`` passes it over),
+``sequence`` (the scope's change sequence: consumers order and deduplicate by
 it), ids, version and time. A metadata event adds the version's namespace, strategy, status and
 trust; a full-content event (``FULL_CONTENT``) adds its ``content``. The version is read when
 the event is made, so a record erased since its change was written is delivered as its

@@ -334,9 +334,9 @@ class DynamoDBRecordStore:
         return found
 
     def add_vectors(self, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]) -> int:
-        """Vectors of another embedder on live head items, a transaction per 99 with the
-        generation bump (``cairn.store.dynamodb.reembedding``)."""
-        return add_head_vectors(self._db, self._table, scope, vectors)
+        """Vectors of another embedder on live head items, a transaction per 98 with the
+        generation bump and their ``re-embedded`` changes (``cairn.store.dynamodb.reembedding``)."""
+        return add_head_vectors(self._db, self._table, scope, vectors, self._clock.now())
 
     def _vector_rows(self, pk: str, sort_keys: Sequence[str]) -> dict[str, Item]:
         if not sort_keys:

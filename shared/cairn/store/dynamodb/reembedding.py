@@ -8,13 +8,16 @@ destroys it with the record, and a new version (even one keeping the words) star
 recall re-embeds that head on demand until the next ``cairn reindex`` stores it again.
 
 Each batch is one transaction: the updates, each conditioned on the head still being that
-version, active and without the attribute, and the generation bump. If a head moved meanwhile
+version, active and without the attribute, the generation bump and the change item with one
+``re-embedded`` change per update (``change_feed.commit``: the scope's sequence moves in the
+same transaction, so a follower of the feed re-reads those heads). If a head moved meanwhile
 the transaction fails whole, and the batch is read and sent again without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import pydantic_core
@@ -22,6 +25,7 @@ import pydantic_core
 from cairn.changes import Vector
 from cairn.errors import ConflictError
 from cairn.models import EmbedderId, Scope, Status, VersionRef
+from cairn.store.dynamodb.change_feed import Entry, commit
 from cairn.store.dynamodb.client import DynamoDBClient
 from cairn.store.dynamodb.codec import (
     Item,
@@ -35,10 +39,10 @@ from cairn.store.dynamodb.codec import (
     scope_pk,
     text,
 )
-from cairn.store.dynamodb.generations import generation_bump
 
 EXTRA = "x:"  # the head-item attribute prefix of a re-embedded vector
-_PER_TRANSACTION = 99  # TransactWriteItems takes 100 items; one is the generation bump
+# TransactWriteItems takes 100 items; two are the generation bump and the change item.
+_PER_TRANSACTION = 98
 _ROUNDS = 5
 
 
@@ -53,7 +57,11 @@ def extra_vector(item: Item, embedder: EmbedderId) -> Any:
 
 
 def add_head_vectors(
-    db: DynamoDBClient, table: str, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]
+    db: DynamoDBClient,
+    table: str,
+    scope: Scope,
+    vectors: Sequence[tuple[VersionRef, Vector]],
+    at: datetime,
 ) -> int:
     """Store each vector on its ref's head item if the ref is the live head and neither the
     head nor its version holds a vector of that embedder; how many were stored."""
@@ -65,7 +73,10 @@ def add_head_vectors(
             for start in range(0, len(wanted), _PER_TRANSACTION):
                 chunk = wanted[start : start + _PER_TRANSACTION]
                 updates = [_update(table, pk, ref, vector) for ref, vector in chunk]
-                db.transact([*updates, generation_bump(table, pk)])
+                entries: list[Entry] = [
+                    (ref.record_id, ref.version, "re-embedded") for ref, _ in chunk
+                ]
+                commit(db, table, pk, _with(updates), entries, at)
                 stored += len(chunk)
         except ConflictError:  # a head moved between the read and the write: read again
             continue
@@ -106,6 +117,11 @@ def _still_wanted(
             continue  # the version's own vector is of that embedder already
         wanted.append((ref, vector))
     return wanted
+
+
+def _with(updates: list[Item]) -> Callable[[Sequence[Item]], list[Item]]:
+    """The transaction's items around the feed's (``change_feed.commit``)."""
+    return lambda feed: [*updates, *feed]
 
 
 def _update(table: str, pk: str, ref: VersionRef, vector: Vector) -> Item:

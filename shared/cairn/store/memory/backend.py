@@ -194,7 +194,8 @@ class InMemoryRecordStore:
                     key = (version.record_id, version.content_digest, write.vector.embedder.key)
                     values = np.asarray(write.vector.values, dtype=np.float32)
                     self._b.vectors[scope][key] = values
-            self._b.bump_generation(scope)
+            if writes:  # a rollout consumed alone is no record write: the generation stays
+                self._b.bump_generation(scope)
             self._b.change_log.record_writes(scope, [w.version for w in writes], now)
             if erases(changes):
                 self._b.record_erasures[scope] += 1
@@ -309,7 +310,7 @@ class InMemoryRecordStore:
         return found
 
     def add_vectors(self, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]) -> int:
-        stored = 0
+        stored: list[VersionRef] = []
         with self._b.lock:
             held = self._b.vectors[scope]
             for ref, vector in vectors:
@@ -320,10 +321,11 @@ class InMemoryRecordStore:
                 key = (ref.record_id, head.content_digest, vector.embedder.key)
                 if key not in held:
                     held[key] = np.asarray(vector.values, dtype=np.float32)
-                    stored += 1
+                    stored.append(ref)
             if stored:
                 self._b.bump_generation(scope)
-        return stored
+                self._b.change_log.record_reembedded(scope, stored, self._b.clock.now())
+        return len(stored)
 
     def erase(self, scope: Scope, record_id: str) -> EraseReport:
         with self._b.lock:

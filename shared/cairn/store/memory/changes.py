@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from cairn.models import RecordVersion, Scope
+from cairn.models import RecordVersion, Scope, VersionRef
 from cairn.ports import RecordChange, change_kind
 
 MAX_CHANGES = 1000
@@ -29,6 +29,11 @@ class InMemoryChangeFeed:
         """One ``erased`` change per record, at its head's version."""
         for record_id, version in heads:
             self._append(scope, record_id, version, "erased", at)
+
+    def record_reembedded(self, scope: Scope, refs: Iterable[VersionRef], at: datetime) -> None:
+        """One ``re-embedded`` change per version given a vector."""
+        for ref in refs:
+            self._append(scope, ref.record_id, ref.version, "re-embedded", at)
 
     def _append(self, scope: Scope, record_id: str, version: int, kind: str, at: datetime) -> None:
         self._changes.append(

@@ -1,8 +1,10 @@
-"""The record change feed on SQLite (``record_changes``, migration 0008).
+"""The record change feed on SQLite (``record_changes``, migration 0008; 0017 admits the
+``re-embedded`` kind).
 
-Writers call ``log_writes`` / ``log_erased`` inside the transaction of the write they describe,
-so the feed never lists an uncommitted write and never misses a committed one; AUTOINCREMENT
-keeps sequences strictly increasing, never reused, in commit order (one writer at a time).
+Writers call ``log_writes`` / ``log_erased`` / ``log_reembedded`` inside the transaction of the
+write they describe, so the feed never lists an uncommitted write and never misses a committed
+one; AUTOINCREMENT keeps sequences strictly increasing, never reused, in commit order (one
+writer at a time).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from cairn.models import RecordVersion, Scope
+from cairn.models import RecordVersion, Scope, VersionRef
 from cairn.ports import ChangeKind, RecordChange, change_kind
 from cairn.store.sqlite.codec import decode_time, encode_time
 from cairn.store.sqlite.connection import SQLiteDatabase
@@ -42,6 +44,19 @@ def log_erased(
     rows = [
         (scope.memory_id, scope.actor_id, rid, version, kind, encode_time(at))
         for rid, version in heads
+    ]
+    conn.executemany(_INSERT, rows)
+
+
+def log_reembedded(
+    conn: sqlite3.Connection, scope: Scope, refs: Iterable[VersionRef], at: datetime
+) -> None:
+    """One ``re-embedded`` change per version given a vector; inside the re-embedding
+    transaction (migration 0017 admits the kind)."""
+    kind: ChangeKind = "re-embedded"
+    rows = [
+        (scope.memory_id, scope.actor_id, ref.record_id, ref.version, kind, encode_time(at))
+        for ref in refs
     ]
     conn.executemany(_INSERT, rows)
 

@@ -31,7 +31,7 @@ from cairn.ports import (
 from cairn.restoring import plan_restore
 from cairn.rollout.consumption import plan_consumption
 from cairn.row_integrity import listed_versions, read_version, record_id_in
-from cairn.store.sqlite.changes import log_erased, log_writes
+from cairn.store.sqlite.changes import log_erased, log_reembedded, log_writes
 from cairn.store.sqlite.codec import decode_vector, encode_time, encode_vector
 from cairn.store.sqlite.connection import SQLiteDatabase
 from cairn.store.sqlite.generations import bump, check_not_deleting, count_erasure
@@ -85,7 +85,8 @@ class SQLiteRecordStore:
                 _insert(conn, write)
             for rollout in consumed:
                 save_rollout(conn, rollout)
-            bump(conn, self._db, scope)
+            if writes:  # a rollout consumed alone is no record write: the generation stays
+                bump(conn, self._db, scope)
             log_writes(conn, scope, [write.version for write in writes], now)
             if erases(changes):
                 count_erasure(conn, scope)
@@ -210,12 +211,14 @@ class SQLiteRecordStore:
 
     def add_vectors(self, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]) -> int:
         """Vectors for live heads under another embedder, in one transaction that moves the
-        generation only if one was stored (``cairn.store.sqlite.reembedding``)."""
+        generation and logs a ``re-embedded`` change per vector only if one was stored
+        (``cairn.store.sqlite.reembedding``)."""
         with self._db.transaction(write=True) as conn:
             stored = add_head_vectors(conn, scope, vectors)
             if stored:
                 bump(conn, self._db, scope)
-        return stored
+                log_reembedded(conn, scope, stored, self._clock.now())
+        return len(stored)
 
     def index_rows(
         self, scope: Scope, embedder: EmbedderId | None, progress: BuildProgress | None = None

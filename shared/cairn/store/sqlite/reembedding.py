@@ -30,10 +30,11 @@ _ADD = (
 
 def add_head_vectors(
     conn: sqlite3.Connection, scope: Scope, vectors: Sequence[tuple[VersionRef, Vector]]
-) -> int:
+) -> list[VersionRef]:
     """Insert each vector for its ref's words if the ref is a live head and the words hold no
-    vector of that embedder yet; how many rows were inserted. Call inside a write transaction."""
-    stored = 0
+    vector of that embedder yet; the refs whose row was inserted. Call inside a write
+    transaction."""
+    stored: list[VersionRef] = []
     for ref, vector in vectors:
         embedder = vector.embedder
         cursor = conn.execute(
@@ -48,5 +49,6 @@ def add_head_vectors(
                 ref.version,
             ),
         )
-        stored += cursor.rowcount
+        if cursor.rowcount:
+            stored.append(ref)
     return stored
