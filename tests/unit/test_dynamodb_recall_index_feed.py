@@ -3,7 +3,8 @@
 After a write the next reader reads the changes since the object's sequence and the heads of
 the records they name, never the whole scope, and answers exactly as a scan; an erased record
 never returns to the bucket through a catch-up (an object left behind an erase, a catch-up
-racing one); an object of the previous format, one the feed does not reach back to, or one too
+racing one); a vector stored by re-embedding is patched as any change is; an object of a
+previous format, one the feed does not reach back to, or one too
 many changes behind, one whose generation moved with no change in the feed, or one caught up
 for longer than the bound is read whole.
 """
@@ -17,9 +18,9 @@ from typing import Any, cast
 
 import pytest
 
-from cairn.changes import Create, Retract, Supersede
-from cairn.models import EmbedderId, Scope
-from cairn.ports import IndexRow, Stores
+from cairn.changes import Create, NewRecord, Retract, Supersede, Vector
+from cairn.models import EmbedderId, Scope, Source, SourceKind
+from cairn.ports import IndexRow, Stores, VectorWriter
 from cairn.recall.index import object_patch
 from cairn.recall.index.object_codec import MAGIC
 from cairn.recall.index.objects import ObjectRowSource
@@ -167,9 +168,10 @@ def _rewrite_header(body: bytes, change: dict[str, Any]) -> bytes:
     "header",
     [
         {"format": 2, "sequence": None, "change": None},  # written before the feed's sequence
+        {"format": 3},  # written before the feed held a change for each vector re-embedded
         {"change": "0" * 32},  # another feed's change at that sequence (a restored table)
     ],
-    ids=["previous-format", "another-feed"],
+    ids=["previous-format", "before-re-embedded", "another-feed"],
 )
 def test_an_object_the_feed_cannot_vouch_for_is_read_whole_once(
     world: World, header: dict[str, Any]
@@ -179,7 +181,7 @@ def test_an_object_the_feed_cannot_vouch_for_is_read_whole_once(
     expected = recalled(stores, world.clock)
     ((key, body),) = world.objects().items()
     world.s3.put_object(Bucket="cairn-rollouts", Key=key, Body=_rewrite_header(body, header))
-    if header.get("format") == 2:  # at its own generation it is still the answer
+    if header.get("format") in (2, 3):  # at its own generation it is still the answer
         cold = world.open()
         assert seen(recalled(cold, world.clock)) == seen(expected)
         assert source_of(cold).fetched == 1
@@ -192,6 +194,31 @@ def test_an_object_the_feed_cannot_vouch_for_is_read_whole_once(
 
     assert (source_of(first).rebuilt, source_of(first).patched) == (1, 0)
     assert (source_of(second).rebuilt, source_of(second).patched) == (0, 1)
+
+
+def test_a_vector_stored_by_re_embedding_is_patched_like_any_change(world: World) -> None:
+    warm, writer = world.open(), world.open()
+    fill(warm, count=40)
+    bare = NewRecord(
+        namespace="/facts/tg:1/",
+        content="The spare key is under the aubergine pot",
+        sources=(Source(kind=SourceKind.USER, session_id="s1"),),
+    )
+    (unvectored,) = writer.records.apply(SCOPE, [Create(record=bare)])
+    recalled(warm, world.clock)
+    values = tuple(float(x) for x in EMBEDDER.embed([unvectored.content])[0])
+    assert isinstance(writer.records, VectorWriter)
+    stored = writer.records.add_vectors(
+        SCOPE, [(unvectored.ref, Vector(embedder=EMBEDDER.identity, values=values))]
+    )
+
+    assert stored == 1
+    # That head alone, not the scope: a re-embedded vector is on the head item.
+    assert rows_read(world, warm) == [op for i, op in enumerate(CATCH_UP) if i != 4]
+    found = recalled(warm, world.clock)
+    assert seen(found) == seen(scanned(warm, world.clock))
+    assert found.counts.reembedded == 0  # the stored vector was used, not made again
+    assert (source_of(warm).patched, source_of(warm).rebuilt) == (1, 1)
 
 
 def test_an_object_too_far_behind_is_read_whole(

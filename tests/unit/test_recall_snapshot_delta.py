@@ -11,11 +11,13 @@ though it had reached the recall index only by a delta.
 from __future__ import annotations
 
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from cairn.changes import Create, NewRecord, Retract, Vector
 from cairn.clock import FixedClock
-from cairn.models import Scope, Source, SourceKind
+from cairn.models import RecordVersion, Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall import RecallQuery, Recollection, recall
 from cairn.recall.index import EmbeddedRecallIndex, index_of
@@ -23,6 +25,7 @@ from cairn.recall.index.catch_up import DELTA_MIN_ROWS
 from cairn.recall.scan import ScanningRecallIndex
 from cairn.store.sqlite import SQLiteBackend
 from cairn.store.sqlite.backend import snapshot_folder_of
+from cairn.store.sqlite.codec import encode_vector
 from cairn.testing import HashingEmbedder
 
 SCOPE = Scope(memory_id="m1", actor_id="a1")
@@ -168,8 +171,8 @@ def test_a_vector_added_by_reembedding_is_caught_up_with_the_writes_beside_it(
         )
         (unvectored,) = stores.records.apply(SCOPE, [Create(record=bare)])
         asked(stores, clock)
-        # Re-embedding writes a vector and moves the generation, but no change in the feed;
-        # a write lands beside it.
+        # Re-embedding writes a vector, moves the generation and puts a ``re-embedded`` change
+        # in the feed; a write lands beside it.
         values = tuple(EMBEDDER.embed([unvectored.content])[0])
         vector = Vector(embedder=EMBEDDER.identity, values=values)
         assert stores.records.add_vectors(SCOPE, [(unvectored.ref, vector)]) == 1  # type: ignore[attr-defined]
@@ -178,3 +181,72 @@ def test_a_vector_added_by_reembedding_is_caught_up_with_the_writes_beside_it(
         assert seen(found) == scanned(stores, clock)
         assert found.counts.reembedded == 0  # the stored vector was used, not made again
         assert counts(stores) == (0, 1, 1)
+
+
+def _bare(content: str) -> NewRecord:
+    return NewRecord(
+        namespace="/facts/a1/",
+        content=content,
+        sources=(Source(kind=SourceKind.USER, session_id="s1"),),
+    )
+
+
+def _as_an_older_cairn_reembeds(store: Path, version: RecordVersion) -> None:
+    """What ``add_vectors`` did before the feed had a ``re-embedded`` change: the vector row
+    and the generation moved, by another connection, and no change in the feed."""
+    values = tuple(EMBEDDER.embed([version.content])[0])
+    with closing(sqlite3.connect(store)) as conn, conn:
+        conn.execute(
+            "INSERT INTO vectors (memory_id, actor_id, record_id, content_digest, embedder_key,"
+            " dims, vector) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                *(SCOPE.memory_id, SCOPE.actor_id, version.record_id, version.content_digest),
+                *(EMBEDDER.identity.key, EMBEDDER.identity.dims, encode_vector(values)),
+            ),
+        )
+        conn.execute(
+            "UPDATE record_generations SET generation = generation + 1"
+            " WHERE memory_id = ? AND actor_id = ?",
+            (SCOPE.memory_id, SCOPE.actor_id),
+        )
+
+
+def test_a_generation_moved_with_no_change_in_the_feed_is_a_rebuild(tmp_path: Path) -> None:
+    clock, store = FixedClock(), tmp_path / "cairn.db"
+    with SQLiteBackend(store, clock) as backend:
+        stores = backend.stores()
+        write(stores, ["Prefers green tea"])
+        (bare,) = stores.records.apply(SCOPE, [Create(record=_bare(PRIVATE + " aubergine tea"))])
+        asked(stores, clock)
+
+        _as_an_older_cairn_reembeds(store, bare)
+
+        found = asked(stores, clock)
+        assert seen(found) == scanned(stores, clock)
+        assert found.counts.reembedded == 0  # the vector the older writer stored was read
+        assert counts(stores) == (0, 2, 0)  # no delta: rebuilt, and the file written again
+
+
+def test_a_file_written_before_the_re_embedded_change_is_never_caught_up_from(
+    tmp_path: Path,
+) -> None:
+    clock, store = FixedClock(), tmp_path / "cairn.db"
+    with SQLiteBackend(store, clock) as backend:
+        stores = backend.stores()
+        write(stores, ["Prefers green tea"])
+        (bare,) = stores.records.apply(SCOPE, [Create(record=_bare(PRIVATE + " aubergine tea"))])
+        asked(stores, clock)
+    for path in snapshot_folder_of(store).rglob("*"):  # as the older cairn wrote it
+        if path.is_file() and b'"format":2,' in (data := path.read_bytes()):
+            path.write_bytes(data.replace(b'"format":2,', b'"format":1,', 1))
+    with SQLiteBackend(store, clock) as reopened:  # at its own generation it is still used
+        assert seen(asked(reopened.stores(), clock)) == scanned(reopened.stores(), clock)
+        assert counts(reopened.stores()) == (1, 0, 0)
+    _as_an_older_cairn_reembeds(store, bare)
+    with SQLiteBackend(store, clock) as upgraded:  # then a write by this code, in the feed
+        stores = upgraded.stores()
+        write(stores, ["Turn 1 was about tea"])
+        found = asked(stores, clock)
+        assert seen(found) == scanned(stores, clock)
+        assert found.counts.reembedded == 0
+        assert counts(stores) == (0, 1, 0)  # rebuilt, not caught up from the old file

@@ -1,15 +1,15 @@
 """Bringing a held snapshot up to date from the store's change feed, instead of rebuilding it.
 
 A snapshot is built (or mapped from its file) together with the scope's position in the change
-feed, read before its rows (``position``: ``RecordChangeFeed.last_sequence`` and that change's
-event id): every write it does not reflect has a later sequence. When the scope's generation
-moves, ``advance`` checks the feed still holds that change (a store put back from a backup, or
-made again, does not: rebuilt), reads the scope's changes after it (``scope_changes``), reads
-the current head of each record they name (``RecordStore.get``, and its vector in one
-``vectors`` call), and the recall answers from a ``delta.Merge``: the base snapshot with those
-records' rows left out and their live heads put in (records new to the scope appended in
-place). Reading a record's head now, rather than replaying the change, makes a change seen
-twice (a write that landed between the position and the rows) harmless.
+feed, read before its rows (``position``: ``last_change``, the feed's last sequence and that
+very change, named by its event id): every write it does not reflect has a later sequence. When
+the scope's generation moves, ``advance`` checks the feed still holds that change (a store put
+back from a backup, or made again, does not: rebuilt), reads the scope's changes after it
+(``scope_changes``), reads the current head of each record they name (``RecordStore.get``, and
+its vector in one ``vectors`` call), and the recall answers from a ``delta.Merge``: the base
+snapshot with those records' rows left out and their live heads put in (records new to the scope
+appended in place). Reading a record's head now, rather than replaying the change, makes a
+change seen twice (a write that landed between the position and the rows) harmless.
 
 A delta is only a bridge to the next rebuild. ``advance`` declines (the caller rebuilds from
 the rows, and a persisted snapshot is written again) when:
@@ -25,10 +25,16 @@ the rows, and a persisted snapshot is written again) when:
   until the erase destroys it), and an erasure must leave no content behind, so the snapshot
   is rebuilt from the store, which no longer holds it;
 - the base is no longer whole (an erase destroyed its file under it);
-- more than ``VECTORLESS_MAX`` rows have no vector of the recall's embedder: a vector added by
-  re-embedding (``VectorWriter.add_vectors``) moves the generation but writes no change, so
-  each catch-up reads the vectors of the rows that had none, and takes in those that have one
-  now; that read is kept to a few rows.
+- the generation moved and the feed holds no change after the base's: a write no change
+  describes. Every record write and every vector stored by re-embedding
+  (``VectorWriter.add_vectors``, a ``re-embedded`` change, taken in like any other: that head
+  and its vector read again) is in the feed, and an apply that writes no record moves no
+  generation, so this is a writer running code older than the ``re-embedded`` change (a vector
+  stored with no change), or a quarantine change (DynamoDB): only a rebuild sees it (a write
+  landing between the recall's generation read and its feed read, taken in already, costs a
+  rebuild too many the next time, never a stale answer). A base built before the kind existed
+  is never caught up from: a persisted file of that time (``snapshot_file`` format 1) is used
+  only at its own generation.
 """
 
 from __future__ import annotations
@@ -37,18 +43,13 @@ import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from cairn.errors import RecordNotFoundError
 from cairn.models import EmbedderId, Scope
-from cairn.ports import IndexRow, RecordChangeFeed, RecordStore
+from cairn.ports import IndexRow, RecordChange, RecordChangeFeed, RecordStore
 from cairn.recall.index.delta import Merge
 from cairn.recall.index.snapshot import Snapshot, row_of
 
 DELTA_MIN_ROWS = 256
-# Rows without a vector whose vectors each catch-up reads again (a vector added by re-embedding
-# is no change in the feed); with more, every catch-up rebuilds.
-VECTORLESS_MAX = 256
 DELTA_SHARE = 0.05
 _PAGE = 1000  # changes read per page (the feed's largest)
 
@@ -100,14 +101,28 @@ class Delta:
         return at == self.base.size or ids[at] != record_id
 
 
-def position(feed: RecordChangeFeed, scope: Scope) -> tuple[int, str]:
-    """The scope's last change sequence and that change's event id (``Delta.anchor``); read
-    it before the rows a base is built from."""
-    sequence = feed.last_sequence(scope)
-    if not sequence:
-        return 0, ""
-    (last, *_) = feed.scope_changes(scope, sequence - 1, limit=1) or (None,)
-    return (sequence, last.event_id) if last is not None else (0, "")
+def last_change(feed: RecordChangeFeed, scope: Scope) -> tuple[int, RecordChange | None] | None:
+    """The scope's last change sequence and that very change, read before the rows a base or
+    an object is built from (every write they miss has a later sequence): ``(0, None)`` before
+    its first change, ``None`` when the feed does not hold its own last change (a position
+    nothing may be caught up from)."""
+    last = feed.last_sequence(scope)
+    if last == 0:
+        return 0, None
+    found = feed.scope_changes(scope, after=last - 1, limit=1)
+    if not found or found[0].sequence != last:
+        return None
+    return last, found[0]
+
+
+def position(feed: RecordChangeFeed, scope: Scope) -> tuple[int, str] | None:
+    """``last_change`` as a delta names it: the sequence and that change's event id
+    (``Delta.anchor``, "" at 0)."""
+    at = last_change(feed, scope)
+    if at is None:
+        return None
+    sequence, change = at
+    return sequence, change.event_id if change is not None else ""
 
 
 def advance(
@@ -144,32 +159,9 @@ def advance(
         if len(page) < _PAGE - 1:
             break
         page = feed.scope_changes(scope, sequence, limit=_PAGE)
-    vectored = _vectored_since(delta.snapshot(), records, scope, embedder)
-    if vectored is None:
-        return None
-    changed.update(dict.fromkeys(vectored))
-    if len(changed.keys() | delta.rows.keys()) > bound:
+    if not changed:  # the generation moved with no change in the feed: see the docstring
         return None
     return delta.taking(sequence, anchor, _current_rows(records, scope, embedder, list(changed)))
-
-
-def _vectored_since(
-    snapshot: Snapshot, records: RecordStore, scope: Scope, embedder: EmbedderId | None
-) -> list[str] | None:
-    """The record ids whose rows have no vector in ``snapshot`` but whose heads have one now
-    (``VectorWriter.add_vectors``, ``cairn reindex``, moves the generation and writes no
-    change), read in one ``vectors`` call; ``None`` when more than ``VECTORLESS_MAX`` rows lack
-    one (the caller rebuilds, as before the delta)."""
-    if embedder is None:
-        return []
-    missing = np.flatnonzero(np.asarray(snapshot.vector_rows) < 0)
-    if len(missing) > VECTORLESS_MAX:
-        return None
-    if not len(missing):
-        return []
-    heads = [snapshot.version(row) for row in missing.tolist()]
-    stored = records.vectors(scope, [v.ref for v in heads], embedder)
-    return [v.record_id for v in heads if np.size(stored.get(v.ref, ())) == embedder.dims]
 
 
 def _current_rows(

@@ -36,8 +36,11 @@ MAGIC = b"CAIRNIX1"
 # 3: the header carries the change-feed sequence the rows are current to
 # (``cairn.recall.index.object_patch``); a format-2 object reads with none: usable at its own
 # generation, never patched.
-FORMAT = 3
-_READABLE = (2, FORMAT)
+# 4: written by code whose feed holds a ``re-embedded`` change for every vector stored; a
+# format-3 object's sequence may predate a vector stored with no change, so it reads with
+# none, as a format-2 object does (``object_patch``).
+FORMAT = 4
+_READABLE = (2, 3, FORMAT)
 _LENGTH = struct.Struct("<I")
 
 
@@ -142,13 +145,13 @@ def _decode(blob: bytes, embedder: EmbedderId | None) -> DecodedObject:
     matrix = matrix.reshape(count, dims) if dims else matrix.reshape(0, 0)
     rows = [_row(entry, matrix) for entry in listed]
     quarantine = tuple(QuarantineEntry.model_validate(e) for e in header["quarantine"])
-    sequence = header.get("sequence")
+    sequence = header.get("sequence") if header["format"] == FORMAT else None
     return DecodedObject(
         generation=str(header["generation"]),
         rows=rows,
         quarantine=quarantine,
         sequence=int(sequence) if sequence is not None else None,
-        change=str(header["change"]) if header.get("change") is not None else None,
+        change=str(header["change"]) if sequence is not None else None,
         whole_at=float(header["whole_at"]) if header.get("whole_at") is not None else None,
     )
 

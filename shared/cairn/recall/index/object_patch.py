@@ -18,9 +18,11 @@ feed: its write is not in the feed, and a read whole is the only way to see it),
 read whole more than ``MAX_CATCH_UP_AGE`` ago (so whatever a catch-up cannot see, such as an
 older writer's write followed by a newer one's, lasts at most that long).
 
-A vector added by re-embedding (``cairn reindex``) moves the generation but writes no change,
-so the heads of the rows without a vector are read again too (at most
-``catch_up.VECTORLESS_MAX``, the embedded index's own bound; with more, the scope is read whole).
+A vector added by re-embedding (``cairn reindex``) is a ``re-embedded`` change in the feed,
+patched like any other: that record's head and its vector are read again. An object written
+before that kind existed (format 3 and older, ``object_codec``) holds no position to patch
+from, so it is used only at its own generation: a vector an older writer stored with no change
+after it cannot hide behind a later change.
 
 Requests: a GetItem of the sequence, one feed Query, and per 100 changed records one
 BatchGetItem of heads and one of their vectors; never a read of the unchanged rows.
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 
 from cairn.models import EmbedderId, Scope
 from cairn.ports import HeadRowReader, IndexRow, RecordChange, RecordChangeFeed
-from cairn.recall.index.catch_up import VECTORLESS_MAX
+from cairn.recall.index.catch_up import last_change
 from cairn.recall.index.object_codec import DecodedObject
 
 # The most changes an object is caught up by (one feed read of at most 1,000 changes, from the
@@ -60,15 +62,13 @@ def change_digest(change: RecordChange) -> str:
 
 def position(feed: RecordChangeFeed, scope: Scope) -> tuple[int | None, str | None]:
     """Where a full read of ``scope`` starting now stands in its feed (read before the rows):
-    every change up to the sequence is in what it reads. ``(None, None)`` if the feed does not
-    hold its own last change (then the object is never patched)."""
-    last = feed.last_sequence(scope)
-    if last == 0:
-        return 0, None
-    found = feed.scope_changes(scope, after=last - 1, limit=1)
-    if not found or found[0].sequence != last:
+    ``catch_up.last_change``, the change named by its digest. ``(None, None)`` if the feed
+    does not hold its own last change (then the object is never patched)."""
+    at = last_change(feed, scope)
+    if at is None:
         return None, None
-    return last, change_digest(found[0])
+    last, change = at
+    return last, change_digest(change) if change is not None else None
 
 
 def patch(
@@ -99,11 +99,6 @@ def patch(
     if not changes:  # the generation moved without a change in the feed: see the docstring
         return None
     changed = {change.record_id for change in changes}
-    if embedder is not None:  # a vector added by re-embedding is no change in the feed
-        vectorless = {row.record_id for row in base.rows if row.vector is None}
-        if len(vectorless) > VECTORLESS_MAX:
-            return None
-        changed |= vectorless
     fresh = heads.index_rows_of(scope, embedder, sorted(changed))
     kept = [row for row in base.rows if row.record_id not in changed]
     rows = sorted([*kept, *fresh.values()], key=lambda row: row.record_id)

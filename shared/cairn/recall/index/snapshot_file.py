@@ -37,7 +37,11 @@ from cairn.recall.index.snapshot import Snapshot
 from cairn.recall.index.streamed import Sections
 
 MAGIC = b"CAIRNSN1"
-FORMAT = 1
+# 2: written by code whose change feed holds a ``re-embedded`` change for every vector stored.
+# A format-1 file is read at its own generation only: its feed position may predate a vector
+# an older writer stored with no change, so it is never caught up from (``catch_up``).
+FORMAT = 2
+_READABLE = (1, FORMAT)
 _LENGTH = struct.Struct("<I")
 _ALIGN = 64
 _PAD = bytes(_ALIGN)
@@ -143,8 +147,10 @@ def _load(mapping: mmap.mmap, stamp: Stamp) -> tuple[Snapshot, str, Position | N
     wanted = stamp.header()
     if stamp.generation == ANY_GENERATION:
         wanted["generation"] = header["generation"]
-    if header["format"] != FORMAT or {key: header[key] for key in wanted} != wanted:
+    if header["format"] not in _READABLE or {key: header[key] for key in wanted} != wanted:
         return None  # another format, scope, generation or embedding space
+    if header["format"] != FORMAT and stamp.generation == ANY_GENERATION:
+        return None  # a format-1 file behind the store: rebuilt, never caught up from
     body = start + length
     if len(mapping) != body + int(header["body_bytes"]):
         return None  # truncated, or more than was written
