@@ -12,7 +12,7 @@ from cairn.jobs import JobName, JobSwitches
 from cairn.local import offline_model
 from cairn.model_request import ModelRequest
 from cairn.models import EdgeKind, RecordVersion, SourceKind, Trust
-from cairn.ports import Stores
+from cairn.ports import Stores, VectorWriter
 from cairn.testing import ScriptedModel
 from tests.conformance.samples import EMBEDDER, FACTS, OTHER_ACTOR, SCOPE, USER, vector
 
@@ -259,3 +259,26 @@ def test_a_new_record_among_an_older_one_s_nearest_is_paired_back_with_it_once(
     assert frozenset({hive.content, "The queen"}) in pairs  # the older one's way round
     assert len(pairs) == len(set(pairs)) == 4  # its three and the one back, each once
     assert again.requests == []
+
+
+def test_a_record_written_without_a_vector_is_paired_once_reindexing_gives_it_one(
+    stores: Stores, clock: FixedClock
+) -> None:
+    three(stores)
+    (swarm,) = stores.records.apply(
+        SCOPE, [Create(record=NewRecord(namespace=FACTS, content="Bees swarm", sources=(USER,)))]
+    )
+    first = declines(1)
+    run_link_job(stores, first, "m1", embedder=EMBEDDER, clock=clock)
+    assert isinstance(stores.records, VectorWriter)
+    assert stores.records.add_vectors(SCOPE, [(swarm.ref, vector(0.98, 0.1, 0.0, 0.0))]) == 1
+    model = declines(1)
+
+    run = run_link_job(stores, model, "m1", embedder=EMBEDDER, clock=clock)
+
+    assert asked_pairs(first) == [frozenset({"I keep bees", "The hive is by the fence"})]
+    assert set(asked_pairs(model)) == {
+        frozenset({"Bees swarm", "I keep bees"}),
+        frozenset({"Bees swarm", "The hive is by the fence"}),
+    }  # its re-embedded change is news to the cursor; the older pair is not asked again
+    assert (run.outcome, run.changed) == ("done", 0)

@@ -1,13 +1,13 @@
 """Which records the link job pairs: records written since its cursor, each with its nearest.
 
 ``written_since(changes, scope, after)`` reads the scope's change feed past the link job's
-cursor (``JobLog.marker``) and returns each record created or revised since, once, at its
-last sequence, and the last sequence read. ``nearest(snapshot, record_ids, floor)`` pairs each
-of those records, through the recall index's snapshot of the scope (its unit matrix), with its
-``NEIGHBOURS`` nearest other live heads by cosine (at least ``floor``): the new records against
-the scope, ``len(new) x N`` products, never all pairs. Each is paired back too with the older
-records (not written since) it is now among the ``NEIGHBOURS`` nearest of, though they are not
-among its own: of its ``MAX_BACK`` nearest older records at least ``floor``, those whose
+cursor (``JobLog.marker``) and returns each record created, revised or re-embedded since, once,
+at its last sequence, and the last sequence read. ``nearest(snapshot, record_ids, floor)`` pairs
+each of those records, through the recall index's snapshot of the scope (its unit matrix), with
+its ``NEIGHBOURS`` nearest other live heads by cosine (at least ``floor``): the new records
+against the scope, ``len(new) x N`` products, never all pairs. Each is paired back too with the
+older records (not written since) it is now among the ``NEIGHBOURS`` nearest of, though they are
+not among its own: of its ``MAX_BACK`` nearest older records at least ``floor``, those whose
 ``NEIGHBOURS``-th nearest is no nearer than it (``MAX_BACK x N`` products more a new record). A
 pair is named once (lower record id first), in the group of the first new record that found it;
 a record written since pairs its own, so it is never paired back, and a record the older ones
@@ -31,6 +31,10 @@ from cairn.models import Scope
 from cairn.ports import RecordChangeFeed
 from cairn.recall.index.snapshot import Snapshot
 
+# A record is paired when it is written and when it is given a vector (``re-embedded``): one
+# written without a vector of the job's embedder has no neighbours until ``cairn reindex``
+# stores one, and is paired then.
+PAIRED_KINDS = ("created", "updated", "re-embedded")
 NEIGHBOURS = 3  # per record
 MAX_CHANGES_READ = 10_000  # per scope a run: the rest waits for the next run
 _PAGE = 1000
@@ -56,16 +60,16 @@ class Written:
 
 
 def written_since(changes: RecordChangeFeed, scope: Scope, after: int) -> tuple[list[Written], int]:
-    """Each record created or revised after sequence ``after`` (at most ``MAX_CHANGES_READ``
-    changes read), once, at its last such sequence, in sequence order; and the last sequence
-    read (``after`` when nothing changed)."""
+    """Each record created, revised or re-embedded after sequence ``after`` (at most
+    ``MAX_CHANGES_READ`` changes read), once, at its last such sequence, in sequence order; and
+    the last sequence read (``after`` when nothing changed)."""
     last: dict[str, int] = {}
     upto, read = after, 0
     while read < MAX_CHANGES_READ:  # sequences may be the store's, shared by every scope
         page = changes.scope_changes(scope, upto, limit=_PAGE)
         read += len(page)
         for change in page:
-            if change.kind in ("created", "updated"):
+            if change.kind in PAIRED_KINDS:
                 last.pop(change.record_id, None)
                 last[change.record_id] = change.sequence
         if not page:
