@@ -5,8 +5,10 @@ of the query's embedder, so a record embedded by another model (or by none) is s
 keywords, with at most ``RecallPolicy.max_reembed`` such records re-embedded per question and
 the vectors thrown away. ``reembed`` stores them instead (``cairn reindex``): it embeds the
 pending heads in batches and hands each batch to ``VectorWriter.add_vectors`` in its own
-transaction, so no version is written, content, trust and history stay as they were, a kill
-loses at most the batch in flight, and a rerun embeds only what is still missing.
+transaction (with a ``re-embedded`` change per vector in the record change feed, so recall
+indexes and the link job take those records in), so no version is written, content, trust and
+history stay as they were, a kill loses at most the batch in flight, and a rerun embeds only
+what is still missing.
 """
 
 from __future__ import annotations
