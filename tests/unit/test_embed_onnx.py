@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cairn.embed.onnx import DIMS, MODEL_ID, OnnxEmbedder, locate_model_files
+from cairn.embed.onnx import (
+    DIMS,
+    MAX_DEFAULT_THREADS,
+    MODEL_ID,
+    OnnxEmbedder,
+    default_threads,
+    locate_model_files,
+)
 from cairn.errors import ConfigurationError, EmbedderUnavailableError
 from cairn.ports import Embedder
 
@@ -163,3 +171,48 @@ def test_a_model_file_with_the_wrong_digest_is_refused(
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(EmbedderUnavailableError, match="sha256"):
         locate_model_files(model_package="cairn_test_tampered_model")
+
+
+def _session_threads(embedder: OnnxEmbedder) -> int:
+    embedder.load()
+    loaded = embedder._loaded
+    assert loaded is not None
+    return int(loaded.session.get_session_options().intra_op_num_threads)
+
+
+def test_the_session_gets_an_explicit_thread_count(embedder: OnnxEmbedder) -> None:
+    # 0 would be onnxruntime's own default, which pins its workers to cores.
+    assert embedder.threads == default_threads()
+    assert 1 <= default_threads() <= MAX_DEFAULT_THREADS
+    assert default_threads() <= len(os.sched_getaffinity(0))
+    assert _session_threads(embedder) == embedder.threads
+    assert _session_threads(OnnxEmbedder(threads=1)) == 1
+
+
+def test_no_thread_of_the_process_is_pinned_to_a_core(embedder: OnnxEmbedder) -> None:
+    # onnxruntime's default pool (intra_op_num_threads 0) pins each worker to one core: on two
+    # cores a worker with affinity {1} appears, and every hand-off of a query waits for that core.
+    embedder.embed(["the user likes tea"])
+    allowed = os.sched_getaffinity(0)
+    tasks = Path("/proc/self/task")
+    pinned = {}
+    for task in tasks.iterdir():
+        try:
+            affinity = os.sched_getaffinity(int(task.name))
+        except OSError:  # the thread ended meanwhile
+            continue
+        if affinity != allowed:
+            pinned[task.name] = affinity
+    assert not pinned, f"threads pinned to cores: {pinned} (process may use {allowed})"
+
+
+def test_the_thread_count_does_not_change_the_vectors(embedder: OnnxEmbedder) -> None:
+    texts = ["Where did Caroline move from?", "a longer text " * 30, "tea"]
+    expected = embedder.embed(texts)
+    for threads in {1, 2}:
+        np.testing.assert_array_equal(OnnxEmbedder(threads=threads).embed(texts), expected)
+
+
+def test_a_thread_count_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        OnnxEmbedder(threads=0)

@@ -8,12 +8,21 @@ Install them with ``pip install 'cairn[onnx]'``. Nothing here touches the networ
 
 Measured on 2 cores: loading takes about 0.35 s (hash checks about 0.02 s); see
 ``shared/reference/embedders.md`` for throughput and the gotchas handled below.
+
+The session always gets an explicit intra-op thread count (``default_threads``): left at
+onnxruntime's default (0) it sizes its pool by the physical cores *and pins each worker thread
+to one core*. One short query hands work to the worker and back about 75 times (about 150
+context switches and 225 futex calls a query with two threads, 3.5 and none with one), so a
+pinned worker waits for its one core at every hand-off while that core runs something else;
+see docs/benchmarks.md for the measurements. An explicit count leaves every thread free to run
+on any core. The thread count does not change the vectors (bit for bit, tested).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +47,9 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 # sentence-transformers' max_seq_length for this model; the shipped tokenizer.json says 128.
 MAX_TOKENS = 256
 DEFAULT_BATCH_SIZE = 32
+# Intra-op threads when none are asked for: two at most (measured on 2 cores; a query's
+# operators are small, so more threads mostly add hand-offs), never more than the CPUs usable.
+MAX_DEFAULT_THREADS = 2
 INSTALL_HINT = "install the local embedder with: pip install 'cairn[onnx]'"
 
 _verified: set[tuple[str, int, int]] = set()
@@ -105,7 +117,13 @@ class _Loaded:
     input_names: frozenset[str]
 
 
-def _load(files: ModelFiles, threads: int | None) -> _Loaded:
+def default_threads() -> int:
+    """The intra-op thread count used when none is given: the CPUs this process may run on,
+    at most ``MAX_DEFAULT_THREADS``."""
+    return max(1, min(MAX_DEFAULT_THREADS, len(os.sched_getaffinity(0))))
+
+
+def _load(files: ModelFiles, threads: int) -> _Loaded:
     try:
         import onnxruntime
         from tokenizers import Tokenizer
@@ -122,8 +140,8 @@ def _load(files: ModelFiles, threads: int | None) -> _Loaded:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     options.log_severity_level = 3
-    if threads is not None:
-        options.intra_op_num_threads = threads
+    # Never 0: onnxruntime's default pins its worker threads, one to a core (module docstring).
+    options.intra_op_num_threads = threads
     session = onnxruntime.InferenceSession(
         str(files.model), options, providers=["CPUExecutionProvider"]
     )
@@ -133,7 +151,8 @@ def _load(files: ModelFiles, threads: int | None) -> _Loaded:
 
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 sentence vectors: mean-pooled over real tokens, L2-normalised float32,
-    384 dimensions; texts past 256 tokens are truncated.
+    384 dimensions; texts past 256 tokens are truncated. ``threads`` is onnxruntime's intra-op
+    thread count (default ``default_threads()``; the threads are never pinned to cores).
 
     Construction is cheap and never fails; the model loads on the first ``embed`` (or an
     explicit ``load``), once, even under concurrent callers. ``EmbedderUnavailableError`` is
@@ -150,8 +169,12 @@ class OnnxEmbedder:
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if threads is not None and threads < 1:
+            raise ValueError(
+                f"threads must be at least 1 (got {threads}); leave it unset for the default"
+            )
         self._batch_size = batch_size
-        self._threads = threads
+        self._threads = threads if threads is not None else default_threads()
         self._packages = (model_package, tokenizer_package)
         self._identity = EmbedderId(model_id=MODEL_ID, dims=DIMS)
         self._loaded: _Loaded | None = None
@@ -160,6 +183,11 @@ class OnnxEmbedder:
     @property
     def identity(self) -> EmbedderId:
         return self._identity
+
+    @property
+    def threads(self) -> int:
+        """The intra-op thread count the session runs with."""
+        return self._threads
 
     def load(self) -> None:
         """Locate, verify and load the model now instead of on the first ``embed``."""
