@@ -184,11 +184,12 @@ def test_the_session_gets_an_explicit_thread_count(embedder: OnnxEmbedder) -> No
     # 0 would be onnxruntime's own default, which pins its workers to cores.
     assert embedder.threads == default_threads()
     assert 1 <= default_threads() <= MAX_DEFAULT_THREADS
-    assert default_threads() <= len(os.sched_getaffinity(0))
+    assert default_threads() <= (os.cpu_count() or 1)
     assert _session_threads(embedder) == embedder.threads
     assert _session_threads(OnnxEmbedder(threads=1)) == 1
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads Linux thread affinity")
 def test_no_thread_of_the_process_is_pinned_to_a_core(embedder: OnnxEmbedder) -> None:
     # onnxruntime's default pool (intra_op_num_threads 0) pins each worker to one core: on two
     # cores a worker with affinity {1} appears, and every hand-off of a query waits for that core.
@@ -211,6 +212,16 @@ def test_the_thread_count_does_not_change_the_vectors(embedder: OnnxEmbedder) ->
     expected = embedder.embed(texts)
     for threads in {1, 2}:
         np.testing.assert_array_equal(OnnxEmbedder(threads=threads).embed(texts), expected)
+
+
+def test_the_default_count_falls_back_to_the_cpu_count_without_affinity(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert default_threads() == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert default_threads() == MAX_DEFAULT_THREADS
 
 
 def test_a_thread_count_below_one_is_refused() -> None:

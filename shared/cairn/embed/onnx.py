@@ -118,9 +118,11 @@ class _Loaded:
 
 
 def default_threads() -> int:
-    """The intra-op thread count used when none is given: the CPUs this process may run on,
-    at most ``MAX_DEFAULT_THREADS``."""
-    return max(1, min(MAX_DEFAULT_THREADS, len(os.sched_getaffinity(0))))
+    """The intra-op thread count used when none is given: the CPUs this process may run on
+    (all the machine's where the platform cannot say), at most ``MAX_DEFAULT_THREADS``."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux; not on macOS or Windows
+    usable = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    return max(1, min(MAX_DEFAULT_THREADS, usable))
 
 
 def _load(files: ModelFiles, threads: int) -> _Loaded:
