@@ -20,10 +20,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from cairn.recall.candidates import Candidate
+from cairn.recall.candidates import Candidate, FloatVector
 from cairn.recall.keywords import jaccard
 from cairn.recall.query import RecallPolicy
 from cairn.recall.ranking import Ranked
@@ -81,30 +82,72 @@ def deduplicate(
     looked at."""
     if any_trusted is None:
         any_trusted = any(r.candidate.trusted for r in ranked)
-    cap = untrusted_limit(policy, limit) if any_trusted else limit
-    kept: list[Ranked] = []
-    untrusted = 0
-    dropped = 0
-    for item in ranked:
-        if len(kept) >= limit:
-            break
-        candidate = item.candidate
-        if _duplicates_any(candidate, kept, policy):
-            dropped += 1
-            continue
-        if not candidate.trusted:
-            if untrusted >= cap:
-                dropped += 1
+    return Deduplication(policy, limit, any_trusted=any_trusted).over(ranked, unchanged=0)
+
+
+class Deduplication:
+    """``deduplicate`` over a ranking that grows, resumed where the ranking did not change.
+
+    Whether an entry is kept depends only on the entries ranked before it, so after a
+    ranking gains entries, the visit of its unchanged prefix stands: ``over`` restores the
+    state from before the first changed position and visits on from there."""
+
+    __slots__ = ("_cap", "_dropped", "_facts", "_kept", "_limit", "_policy", "_trail", "_untrusted")
+
+    def __init__(self, policy: RecallPolicy, limit: int, *, any_trusted: bool) -> None:
+        self._policy = policy
+        self._limit = limit
+        self._cap = untrusted_limit(policy, limit) if any_trusted else limit
+        self._kept: list[Ranked] = []
+        self._facts: list[_Facts] = []  # the kept candidates' facts, in ``_kept``'s order
+        # Per visited position: how many were kept, untrusted and dropped before it.
+        self._trail: list[tuple[int, int, int]] = []
+        self._untrusted = 0
+        self._dropped = 0
+
+    def over(self, ranked: Sequence[Ranked], *, unchanged: int) -> Deduplicated:
+        """Dedup's answer over ``ranked``, whose first ``unchanged`` entries are the first of
+        the ranking the last call was given (0 on a first call)."""
+        if unchanged < len(self._trail):
+            kept, self._untrusted, self._dropped = self._trail[unchanged]
+            del self._kept[kept:], self._facts[kept:], self._trail[unchanged:]
+        policy, limit, kept_items, facts = self._policy, self._limit, self._kept, self._facts
+        for position in range(len(self._trail), len(ranked)):
+            if len(kept_items) >= limit:
+                break
+            self._trail.append((len(kept_items), self._untrusted, self._dropped))
+            item = ranked[position]
+            later = _facts_of(item.candidate)
+            if _duplicates_any(later, facts, policy):
+                self._dropped += 1
                 continue
-            untrusted += 1
-        kept.append(item)
-    return Deduplicated(kept=tuple(kept), dropped=dropped)
+            if not later.trusted:
+                if self._untrusted >= self._cap:
+                    self._dropped += 1
+                    continue
+                self._untrusted += 1
+            kept_items.append(item)
+            facts.append(later)
+        return Deduplicated(kept=tuple(kept_items), dropped=self._dropped)
 
 
-def _duplicates_any(later: Candidate, kept: Sequence[Ranked], policy: RecallPolicy) -> bool:
-    """``any(duplicates(later, k.candidate, policy) for k in kept)``, with what depends on
-    ``later`` alone looked up once."""
-    digest, vector = later.content_digest, later.vector
+class _Facts(NamedTuple):
+    """What dedup compares of a candidate, read once."""
+
+    trusted: bool
+    digest: str
+    vector: FloatVector | None
+    tokens: tuple[str, ...]
+
+
+def _facts_of(candidate: Candidate) -> _Facts:
+    return _Facts(candidate.trusted, candidate.content_digest, candidate.vector, candidate.tokens)
+
+
+def _duplicates_any(later: _Facts, kept: Sequence[_Facts], policy: RecallPolicy) -> bool:
+    """``any(duplicates(later, k, policy) for k in kept)``, with what depends on ``later``
+    alone looked up once."""
+    digest, vector = later.digest, later.vector
     if not later.trusted:
         cosine, overlap, spare_untrusted = (
             policy.untrusted_dedup_cosine,
@@ -113,11 +156,10 @@ def _duplicates_any(later: Candidate, kept: Sequence[Ranked], policy: RecallPoli
         )
     else:
         cosine, overlap, spare_untrusted = policy.dedup_cosine, policy.dedup_jaccard, True
-    for item in kept:
-        other = item.candidate
+    for other in kept:
         if spare_untrusted and not other.trusted:
             continue
-        if digest == other.content_digest:
+        if digest == other.digest:
             return True
         if vector is not None and other.vector is not None:
             if float(np.dot(vector, other.vector)) >= cosine:

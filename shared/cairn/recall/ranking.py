@@ -75,8 +75,15 @@ def _score(relevance: float, confidence: float, age_micros: int, policy: RecallP
 
 def rank(relevant: Sequence[Relevant], policy: RecallPolicy, now: datetime) -> list[Ranked]:
     """Best first: by score, then relevance, then record id (so equal inputs rank the same)."""
+    ranked = scored(relevant, policy, now)
+    ranked.sort(key=rank_key)
+    return ranked
+
+
+def scored(relevant: Sequence[Relevant], policy: RecallPolicy, now: datetime) -> list[Ranked]:
+    """Each of ``relevant`` with its score, in the order given (``rank`` sorts them)."""
     now_micros = epoch_micros(now)
-    ranked = [
+    return [
         Ranked(
             candidate=item.candidate,
             relevance=item.relevance,
@@ -89,5 +96,8 @@ def rank(relevant: Sequence[Relevant], policy: RecallPolicy, now: datetime) -> l
         )
         for item in relevant
     ]
-    ranked.sort(key=lambda r: (-r.score, -r.relevance, r.candidate.record_id))
-    return ranked
+
+
+def rank_key(item: Ranked) -> tuple[float, float, str]:
+    """``rank``'s order: score, then relevance, then record id (a total order)."""
+    return (-item.score, -item.relevance, item.candidate.record_id)

@@ -23,7 +23,7 @@ import numpy as np
 from cairn.ports import Embedder
 from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
-from cairn.recall.dedup import Deduplicated, deduplicate
+from cairn.recall.dedup import Deduplicated, Deduplication
 from cairn.recall.expansion import threads
 from cairn.recall.index.layout import hours, layout, view_of, whole
 from cairn.recall.index.scoring import (
@@ -34,12 +34,12 @@ from cairn.recall.index.scoring import (
     query_weight,
     screen,
 )
-from cairn.recall.index.shortlisted import relevant_rows
+from cairn.recall.index.shortlisted import GrowingRanking, relevant_rows
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
 from cairn.recall.question import context_lenders
-from cairn.recall.ranking import Ranked, rank
+from cairn.recall.ranking import Ranked, scored
 from cairn.recall.signals import boost
 from cairn.recall.temporal import query_periods
 
@@ -270,9 +270,10 @@ def _shortlist(
         return (), None
     bound = _bounds(snapshot, view[positions], values, query, policy, now)
     size = min(len(positions), max(first, min(first, _PER_ENTRY) * query.top_k))
-    ranked: list[Ranked] = []
+    growing = GrowingRanking()
     taken = np.zeros(len(positions), dtype=bool)  # rows ranked so far
     lowest_first = -bound
+    dedup = Deduplication(policy, query.top_k, any_trusted=any_trusted)
     while True:
         if size < len(positions):  # the ``size`` best bounds, in O(rows), not a sort
             chosen = np.argpartition(lowest_first, size - 1)[:size]
@@ -281,11 +282,12 @@ def _shortlist(
             fresh = np.flatnonzero(~taken)
         taken[fresh] = True
         items = relevant_rows(snapshot, view, keyword, found, positions[fresh], values[fresh])
-        ranked.extend(rank(boost(items, query.text, now, policy), policy, now))
-        ranked.sort(key=_rank_key)
+        ranked, unchanged = growing.merge(
+            scored(boost(items, query.text, now, policy), policy, now)
+        )
         # Every row not ranked yet is bounded by the largest bound left.
         left_out = float(bound[~taken].max()) if len(ranked) < len(positions) else -1.0
-        unique = deduplicate(ranked, policy, limit=query.top_k, any_trusted=any_trusted)
+        unique = dedup.over(ranked, unchanged=unchanged)
         kept = unique.kept
         if len(kept) == query.top_k and left_out < kept[-1].score:
             last = next(i for i, r in enumerate(ranked) if r is kept[-1])
@@ -293,8 +295,3 @@ def _shortlist(
         if len(ranked) >= len(positions):
             return tuple(ranked), unique
         size = min(len(positions), size * _WIDEN)
-
-
-def _rank_key(item: Ranked) -> tuple[float, float, str]:
-    """``cairn.recall.ranking.rank``'s order: score, then relevance, then record id."""
-    return (-item.score, -item.relevance, item.candidate.record_id)

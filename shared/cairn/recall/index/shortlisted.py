@@ -9,6 +9,10 @@ query's signals must look into) are parsed.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
+from typing import TypeVar
+
 import numpy as np
 import numpy.typing as npt
 
@@ -16,8 +20,10 @@ from cairn.models import RecordVersion
 from cairn.recall.candidates import Candidate, epoch_micros
 from cairn.recall.index.scoring import Cosines
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
+from cairn.recall.ranking import Ranked, rank_key
 from cairn.recall.relevance import Relevant
 
+T = TypeVar("T")
 _MICROS_PER_SECOND = 1_000_000
 _EXACT_BELOW_SECONDS = 2.0**32
 
@@ -41,63 +47,99 @@ def relevant_rows(
         values = found.values[positions].tolist()
         fresh = found.fresh
     matrix_rows = snapshot.vector_rows[rows].tolist()
-    matrix, tokens = snapshot.matrix, snapshot.tokens
+    confidence = snapshot.confidence[rows].tolist()
+    trusted = snapshot.trusted[rows].tolist()
+    last_seen = snapshot.last_seen[rows].tolist()
+    matrix, listed = snapshot.matrix, rows.tolist()
+    tokens, record_ids = _read(snapshot.tokens, listed), _read(snapshot.record_ids, listed)
     made: list[Relevant] = []
     shares = relevance.tolist()
-    for k, (position, row) in enumerate(zip(positions.tolist(), rows.tolist(), strict=True)):
+    for k, (position, row) in enumerate(zip(positions.tolist(), listed, strict=True)):
         vector, cosine = None, None
         if present[k]:
             cosine = values[k]
             vector = fresh.get(position)
             if vector is None:
                 vector = matrix[matrix_rows[k]]
+        lazy = SnapshotRow(snapshot, row, record_ids[k], confidence[k], bool(trusted[k]))
+        lazy.last_seen_micros = _micros(lazy, last_seen[k])
         candidate = Candidate(
-            lazy=SnapshotRow(snapshot, row),
-            tokens=tokens[row],
-            keyword=keywords[k],
-            vector=vector,
-            cosine=cosine,
+            lazy=lazy, tokens=tokens[k], keyword=keywords[k], vector=vector, cosine=cosine
         )
         made.append(Relevant(candidate=candidate, relevance=shares[k]))
     return made
 
 
+def _read(column: Sequence[T], rows: list[int]) -> list[T]:
+    """``[column[row] for row in rows]``, in one call where the column can (a mapped one)."""
+    many = getattr(column, "many", None)
+    return list(many(rows)) if many is not None else [column[row] for row in rows]
+
+
 class SnapshotRow:
     """A snapshot row as ranking and dedup read it (``cairn.recall.candidates.LazyVersion``):
-    each value the row's version holds, read from the snapshot's arrays."""
+    each value the row's version holds, read from the snapshot's arrays once, when the row
+    joins a shortlist (ranking, sorting and dedup read them again and again)."""
 
-    __slots__ = ("_row", "_snapshot")
+    __slots__ = (
+        "_digest",
+        "_row",
+        "_snapshot",
+        "confidence",
+        "last_seen_micros",
+        "record_id",
+        "trusted",
+    )
 
-    def __init__(self, snapshot: Snapshot, row: int) -> None:
+    def __init__(
+        self, snapshot: Snapshot, row: int, record_id: str, confidence: float, trusted: bool
+    ) -> None:
         self._snapshot = snapshot
         self._row = row
-
-    @property
-    def record_id(self) -> str:
-        return self._snapshot.record_ids[self._row]
-
-    @property
-    def confidence(self) -> float:
-        return float(self._snapshot.confidence[self._row])
-
-    @property
-    def last_seen_micros(self) -> int:
-        seconds = float(self._snapshot.last_seen[self._row])
-        found = exact_micros(seconds)
-        if found is None:
-            return epoch_micros(self.load().last_seen_at)
-        return found
+        self._digest: str | None = None
+        self.record_id = record_id
+        self.confidence = confidence
+        self.trusted = trusted
+        self.last_seen_micros = 0
 
     @property
     def content_digest(self) -> str:
-        return self._snapshot.content_digest(self._row)
-
-    @property
-    def trusted(self) -> bool:
-        return bool(self._snapshot.trusted[self._row])
+        if self._digest is None:
+            self._digest = self._snapshot.content_digest(self._row)
+        return self._digest
 
     def load(self) -> RecordVersion:
         return self._snapshot.version(self._row)
+
+
+def _micros(row: SnapshotRow, seconds: float) -> int:
+    """The row's last confirmation in whole microseconds: from its timestamp double when that
+    is exact (``exact_micros``), else from its parsed version."""
+    found = exact_micros(seconds)
+    if found is None:
+        return epoch_micros(row.load().last_seen_at)
+    return found
+
+
+class GrowingRanking:
+    """A shortlist's ranking as widenings add rows to it, in ``rank_key`` order, each row's key
+    worked out once (then the order rows were added in: two keys are never equal, as record
+    ids are not, so a ``Ranked`` is never compared)."""
+
+    __slots__ = ("_keyed",)
+
+    def __init__(self) -> None:
+        self._keyed: list[tuple[tuple[float, float, str], int, Ranked]] = []
+
+    def merge(self, added: Sequence[Ranked]) -> tuple[list[Ranked], int]:
+        """The ranking with ``added`` merged in, and how many of its first entries are the
+        ranking's before (all of it up to the best row added)."""
+        keyed = self._keyed
+        fresh = [(rank_key(item), len(keyed) + k, item) for k, item in enumerate(added)]
+        unchanged = bisect.bisect_left(keyed, (min(f[0] for f in fresh),)) if fresh else len(keyed)
+        keyed.extend(fresh)
+        keyed.sort()
+        return [item for _, _, item in keyed], unchanged
 
 
 def exact_micros(seconds: float) -> int | None:
