@@ -27,13 +27,19 @@ class SQLiteJournalStore:
         loss can take (a process crash takes nothing once this returns)."""
         scope = entry.scope
         with self._db.transaction(write=True, fsync=False) as conn:
-            filed = conn.execute(
-                "SELECT 1 FROM journal WHERE memory_id = ? AND actor_id = ? AND journal_id = ?",
+            # Whether the id is filed, and the chain's head, in one statement.
+            filed, sequence, digest = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM journal WHERE memory_id = ?1 AND actor_id = ?2"
+                " AND journal_id = ?3), h.sequence, h.digest FROM (SELECT 1)"
+                " LEFT JOIN journal_heads AS h ON h.memory_id = ?1 AND h.actor_id = ?2",
                 (scope.memory_id, scope.actor_id, entry.journal_id),
             ).fetchone()
-            if filed is not None:
+            if filed:
                 return
-            linked, head = link(entry, _head(conn, scope))
+            before = (
+                None if sequence is None else ChainHead(sequence=int(sequence), digest=str(digest))
+            )
+            linked, head = link(entry, before)
             conn.execute(
                 "INSERT INTO journal (memory_id, actor_id, journal_id, created_at, data, sequence)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
