@@ -1,5 +1,6 @@
-"""Query understanding: the subject left out of the embedded query, and the confidence bar that
-labels a block weak; both exactly alike in the scan and in the recall index."""
+"""Query understanding: the subject left out of the embedded query (and scoring no keyword on its
+own), and the confidence bar that labels a block weak; all exactly alike in the scan and in the
+recall index."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ from cairn.embed.hashing import HashingEmbedder
 from cairn.models import Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
+from cairn.recall.candidates import gather
 from cairn.recall.index import EmbeddedRecallIndex
+from cairn.recall.keywords import tokenize
 from cairn.recall.relevance import confident
 from cairn.recall.scan import ScanningRecallIndex
-from cairn.recall.subject import MIN_ROWS, embedding_text, subject_terms
+from cairn.recall.subject import (
+    MIN_ROWS,
+    embedding_text,
+    only_the_subject_matched,
+    subject_terms,
+)
 from cairn.testing import InMemoryBackend
 
 SCOPE = Scope(memory_id="mem-subject", actor_id="user-1")
@@ -59,6 +67,40 @@ def test_the_query_stays_whole_when_the_name_is_rare_off_small_or_all_there_is()
     )
     # Nothing but the name would be left: the query is embedded as asked.
     assert embedding_text("Kenji?", _frequency(many), 10, 0.2) == "Kenji?"
+
+
+def test_only_the_subject_matched_when_no_row_holds_the_other_words() -> None:
+    asked = "What does Kenji drive?"
+    assert only_the_subject_matched(asked, _frequency({"kenji": 5}), 10, 0.2)
+    # A row holds "drive": the name still counts beside it.
+    held = {"kenji": 5, **dict.fromkeys(tokenize("drive"), 1)}
+    assert not only_the_subject_matched(asked, _frequency(held), 10, 0.2)
+    # The name is no subject (rare, share off, too few rows), or nothing else was asked.
+    assert not only_the_subject_matched(asked, _frequency({"kenji": 1}), 10, 0.2)
+    assert not only_the_subject_matched(asked, _frequency({"kenji": 5}), 10, 0.0)
+    assert not only_the_subject_matched(asked, _frequency({"kenji": 5}), MIN_ROWS - 1, 0.2)
+    assert not only_the_subject_matched("Kenji?", _frequency({"kenji": 5}), 10, 0.2)
+
+
+def _keywords(stores: Stores, text: str, policy: RecallPolicy) -> dict[str, float]:
+    asked = RecallQuery(text=text)
+    pool = gather(SCOPE, asked, records=stores.records, embedder=EMBEDDER, policy=policy)
+    return {c.version.content: c.keyword for c in pool.candidates}
+
+
+def test_a_match_on_the_subject_alone_scores_no_keyword() -> None:
+    # Five of nine rows name Kenji, none says "sing": each Kenji row used to take a keyword
+    # share the others had not, for a name that is no evidence.
+    stores, _, _ = _store()
+    policy = RecallPolicy(subject_share=0.3)
+    assert set(_keywords(stores, "What does Kenji sing?", policy).values()) == {0.0}
+    whole = policy.model_copy(update={"subject_share": 0.0})
+    named = _keywords(stores, "What does Kenji sing?", whole)
+    assert all(score > 0 for content, score in named.items() if "Kenji" in content)
+    # When another word matches, the name still counts beside it.
+    driving = _keywords(stores, "What does Kenji drive?", policy)
+    assert driving["I drive an electric Kia"] > 0
+    assert all(score > 0 for content, score in driving.items() if "Kenji" in content)
 
 
 def test_subject_terms_are_the_capitalised_words_and_user() -> None:
@@ -118,7 +160,15 @@ def _seen(found: Recollection) -> tuple[object, ...]:
     )
 
 
-@pytest.mark.parametrize("text", ["What vehicle does Kenji drive?", "Where is Kenji's home?"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What vehicle does Kenji drive?",
+        "Where is Kenji's home?",
+        "Is Kenji married?",
+        "Kenji sings?",
+    ],
+)
 @pytest.mark.parametrize("margin", [0.0, 0.1, 0.3, 1.0])
 def test_index_and_scan_embed_the_same_rewritten_query_and_agree_on_weak(
     text: str, margin: float

@@ -26,7 +26,7 @@ from cairn.models import RecordVersion, Scope, Trust, VersionRef
 from cairn.ports import MAX_PAGE_SIZE, Embedder, RecordStore
 from cairn.recall.keywords import bm25_scores, tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
-from cairn.recall.subject import embedding_text
+from cairn.recall.subject import embedding_text, only_the_subject_matched
 from cairn.scope_guard import in_scope
 
 FloatVector = npt.NDArray[np.float32]
@@ -222,6 +222,12 @@ def row_cosines(matrix: npt.NDArray[np.float32], query: FloatVector) -> FloatVec
     return result
 
 
+def row_frequency(rows: Sequence[Sequence[str]]) -> Callable[[str], int]:
+    """How many of ``rows`` (token sequences) hold a term: the document frequency the subject
+    rewrite reads (``cairn.recall.subject``)."""
+    return lambda term: sum(1 for row in rows if term in row)
+
+
 def gather(
     scope: Scope,
     query: RecallQuery,
@@ -236,6 +242,10 @@ def gather(
     heads = live_heads(scope, query, records, where)
     tokens = [tuple(tokenize(searchable_text(v))) for v in heads]
     keyword = bm25_scores(tokenize(query.text), tokens, k1=policy.bm25_k1, b=policy.bm25_b)
+    if only_the_subject_matched(
+        query.text, row_frequency(tokens), len(heads), policy.subject_share
+    ):
+        keyword = [0.0] * len(heads)
     if embedder is None or not heads:
         pool = tuple(
             Candidate(version=head, tokens=tokens[i], keyword=keyword[i])
@@ -247,12 +257,7 @@ def gather(
         (i for i in range(len(heads)) if i not in vectors),
         key=lambda i: (-keyword[i], heads[i].record_id),
     )[: policy.max_reembed]
-    embedded = embedding_text(
-        query.text,
-        lambda term: sum(1 for row in tokens if term in row),
-        len(heads),
-        policy.subject_share,
-    )
+    embedded = embedding_text(query.text, row_frequency(tokens), len(heads), policy.subject_share)
     fresh = embedder.embed([embedded, *(heads[i].content for i in missing)])
     vectors.update(zip(missing, fresh[1:], strict=True))
     positions = sorted(vectors)

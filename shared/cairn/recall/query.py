@@ -89,8 +89,9 @@ class RecallPolicy(Frozen):
 
     # Query understanding (recall.subject): a capitalised word or "user" that at least this
     # share of the rows hold names the memory's subject, and is left out of the embedded query
-    # (keywords still see it); 0 is off. Fact-set R@5 at floor 0: 0.737 -> 0.873 (0.1), 0.869
-    # (0.2), 0.821 (0.3); LoCoMo R@10 at floor 0: 0.757 -> 0.764, adversarial 0.852 -> 0.890.
+    # (keywords still see it, but a match on it alone scores nothing); 0 is off. Fact-set R@5
+    # at floor 0: 0.737 -> 0.873 (0.1), 0.869 (0.2), 0.821 (0.3); LoCoMo R@10 at floor 0: 0.757
+    # -> 0.764, adversarial 0.852 -> 0.890.
     subject_share: float = Field(default=0.1, ge=0.0, le=1.0)
 
     # Fusion --------------------------------------------------------------------------------

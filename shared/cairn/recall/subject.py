@@ -1,4 +1,5 @@
-"""Query understanding: the words that name the memory's own subject, left out of the embedding.
+"""Query understanding: the words that name the memory's own subject, left out of the embedding
+(and no keyword evidence on their own).
 
 A memory is about someone: "Kenji is married to Robin", "User owns a red Fiat 500". Asked
 "what vehicle does Kenji have?", MiniLM puts most of the query's weight on the name, so every
@@ -11,9 +12,19 @@ So the text that is embedded leaves out each word that names a person or "the us
 a large share of the candidate rows hold: a word starting with a capital letter, or ``user``,
 whose keyword token (``cairn.recall.keywords``) is in at least ``policy.subject_share`` of
 the rows (at least ``MIN_ROWS`` rows). A possessive ``'s`` and an article before it go with
-it. Keywords still see the whole query; if nothing would be left, the query is embedded as is.
+it. If nothing would be left, the query is embedded as is.
+
+BM25 still matches the whole query, with one exception (``only_the_subject_matched``): when
+no row holds any of the query's other words, every keyword match would be on the name alone,
+and that is no evidence either, so no row gets a keyword score. Before, each row naming the
+user then took a keyword share the others had not, and on the fact set such rows ("Maya starts
+the day with green tea", "User owns a 2012 Volvo estate") outranked the answer to "how does
+Maya get to the office?" or "what should the valet expect the user to arrive in?". Leaving the
+name out of BM25 altogether does as much there but costs LoCoMo, whose speakers' names do tie
+a question to its turns when its other words match too (docs/benchmarks.md).
+
 The decision reads only document frequencies, which the scan counts over its candidates and
-the recall index over its postings, so both embed the same text.
+the recall index over its postings, so both embed the same text and score the same keywords.
 """
 
 from __future__ import annotations
@@ -62,3 +73,14 @@ def embedding_text(text: str, frequency: Callable[[str], int], total: int, share
     rewritten = re.sub(r"\s+", " ", "".join(kept)).strip()
     rewritten = re.sub(r"\s+([?.!,;:])", r"\1", rewritten)
     return rewritten if tokenize(rewritten) else text
+
+
+def only_the_subject_matched(
+    text: str, frequency: Callable[[str], int], total: int, share: float
+) -> bool:
+    """Whether every keyword match of ``text`` would be on the words naming the memory's
+    subject: ``embedding_text`` left some out, and no row holds any other token of the query.
+    BM25 then scores nothing (``cairn.recall.candidates.gather``)."""
+    terms = tokenize(text)
+    rest = tokenize(embedding_text(text, frequency, total, share))
+    return set(rest) != set(terms) and not any(frequency(term) for term in rest)

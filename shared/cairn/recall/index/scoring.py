@@ -20,10 +20,10 @@ from cairn.recall.candidates import row_cosines, unit, unit_rows
 from cairn.recall.index.layout import layout, whole
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.index.understanding import confident, frequency_of
-from cairn.recall.keywords import query_terms
+from cairn.recall.keywords import query_terms, tokenize
 from cairn.recall.query import RecallPolicy
 from cairn.recall.relevance import term_weight
-from cairn.recall.subject import embedding_text
+from cairn.recall.subject import embedding_text, only_the_subject_matched
 
 
 def bm25(
@@ -67,6 +67,18 @@ def bm25(
         norm = norms[at] if norms is not None else k1 * ((1 - b) + (b * lengths[at]) / average)
         scores[at] += ((idf * tf) * (k1 + 1)) / (tf + norm)
     return scores
+
+
+def keyword_scores(
+    snapshot: Snapshot, view: IntArray, text: str, policy: RecallPolicy
+) -> FloatArray:
+    """``bm25`` of ``text``'s tokens, or 0 for every row when only the words naming the
+    memory's subject would match (``cairn.recall.subject.only_the_subject_matched``, with the
+    view's document frequencies), as the scan's ``gather`` scores them."""
+    frequency = frequency_of(snapshot, view)
+    if only_the_subject_matched(text, frequency, len(view), policy.subject_share):
+        return np.zeros(len(view), dtype=np.float64)
+    return bm25(snapshot, view, tokenize(text), policy)
 
 
 def query_weight(snapshot: Snapshot, view: IntArray, query: Sequence[str]) -> float:

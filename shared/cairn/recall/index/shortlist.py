@@ -29,8 +29,8 @@ from cairn.recall.index.layout import hours, layout, view_of, whole
 from cairn.recall.index.scoring import (
     Cosines,
     Screened,
-    bm25,
     cosines,
+    keyword_scores,
     query_weight,
     screen,
 )
@@ -100,7 +100,7 @@ def search(
     if where is not None:
         view = _filtered(snapshot, view, where)
     terms = tokenize(query.text)
-    keyword = bm25(snapshot, view, terms, policy)
+    keyword = keyword_scores(snapshot, view, query.text, policy)
     found: Cosines | None = None
     if embedder is not None and len(view):
         found = cosines(snapshot, view, keyword, query.text, embedder, policy)
