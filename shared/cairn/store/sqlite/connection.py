@@ -127,6 +127,8 @@ class SQLiteDatabase:
         self._conn: sqlite3.Connection | None = conn
         # Record writes this connection has begun (cairn.store.sqlite.generations.bump).
         self.record_writes = 0
+        # Quarantine list writes this connection has begun (cairn.store.sqlite.quarantine).
+        self.quarantine_writes = 0
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -171,6 +173,13 @@ class SQLiteDatabase:
         with self._lock, translated_errors(self.path):
             (version,) = self._connection().execute("PRAGMA data_version").fetchone()
             return int(version), self.record_writes
+
+    def quarantine_epoch(self) -> tuple[int, int]:
+        """``PRAGMA data_version`` and the count of quarantine list writes this connection has
+        begun: together they move with every change to the list."""
+        with self._lock, translated_errors(self.path):
+            (version,) = self._connection().execute("PRAGMA data_version").fetchone()
+            return int(version), self.quarantine_writes
 
     def checkpoint(self) -> bool:
         """Copy the WAL into the file and truncate it; ``False`` if readers held it back.
