@@ -25,7 +25,9 @@ from cairn.recall.render import (
     HEADING,
     TRUNCATION_MARK,
     WEAK_LINE,
+    block_of_lines,
     frame_bytes,
+    line_cost,
     one_line,
     render_block,
 )
@@ -264,3 +266,16 @@ def test_a_weak_block_pays_for_its_label_line_and_never_exceeds_max_block_bytes(
     assert len(block.encode("utf-8")) == result.block_bytes <= policy.max_block_bytes
     assert result.weak == bool(result.entries)
     assert (WEAK_LINE in block.split("\n")) == result.weak
+
+
+@settings(max_examples=200)
+@given(items=entries, policy=policies, top_k=st.integers(1, 100), weak=st.booleans())
+def test_the_lines_the_clamp_measured_make_the_block_its_entries_render(
+    items: list[Ranked], policy: RecallPolicy, top_k: int, weak: bool
+) -> None:
+    result = clamp(items, policy, top_k, weak=weak)
+    block = render_block(result.entries, weak=result.weak)
+    assert block_of_lines(result.lines, weak=result.weak) == block
+    frame = frame_bytes() if not result.entries else len(f"{HEADING}\n{CAVEAT}".encode())
+    label = len(WEAK_LINE.encode()) + 1 if result.weak else 0
+    assert result.block_bytes == frame + label + sum(line_cost(e) for e in result.entries)

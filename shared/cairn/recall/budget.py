@@ -28,9 +28,9 @@ from cairn.recall.render import (
     WEAK_LINE,
     BlockEntry,
     entry_date,
+    entry_line,
     frame_bytes,
     is_contested,
-    line_cost,
     prepared_text,
 )
 
@@ -43,10 +43,12 @@ _WEAK_LINE_COST = len(WEAK_LINE.encode("utf-8")) + 1
 
 @dataclass(frozen=True, slots=True)
 class Clamped:
-    """What the budget admitted, in rank order, and what it cost."""
+    """What the budget admitted, in rank order, and what it cost; ``lines`` are the entries'
+    ``entry_line`` (``render.block_of_lines`` makes the block of them)."""
 
     selected: tuple[Ranked, ...]
     entries: tuple[BlockEntry, ...]
+    lines: tuple[str, ...]
     block_bytes: int
     truncated: int
     clamped: int
@@ -100,9 +102,11 @@ def clamp(
     untrusted_used = 0
     selected: list[Ranked] = []
     entries: list[BlockEntry] = []
+    lines: list[str] = []
     for item in ranked[:top_k]:
         entry = block_entry(item.candidate.version, policy.max_entry_bytes)
-        cost = line_cost(entry)
+        line = entry_line(entry)
+        cost = len(line.encode("utf-8")) + 1  # ``render.line_cost``, the line worked out once
         untrusted = entry.trust is Trust.UNTRUSTED
         if untrusted and untrusted_used + cost > untrusted_room:
             continue
@@ -112,11 +116,13 @@ def clamp(
         untrusted_used += cost if untrusted else 0
         selected.append(item)
         entries.append(entry)
+        lines.append(line)
     if not entries:
         used = frame_bytes()
     return Clamped(
         selected=tuple(selected),
         entries=tuple(entries),
+        lines=tuple(lines),
         block_bytes=used,
         truncated=sum(entry.truncated for entry in entries),
         clamped=len(ranked[:top_k]) - len(selected),

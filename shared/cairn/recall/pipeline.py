@@ -21,7 +21,7 @@ from cairn.recall.index import RecallIndex, Search, index_of
 from cairn.recall.journal import journal_entry
 from cairn.recall.query import DEFAULT_POLICY, RecallPolicy, RecallQuery
 from cairn.recall.ranking import Ranked
-from cairn.recall.render import render_block
+from cairn.recall.render import block_of_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +109,7 @@ def recall(
         else deduplicate(ranked, policy, limit=query.top_k, any_trusted=any_trusted)
     )
     clamped = clamp(unique.kept, policy, query.top_k, weak=found.weak)
-    block = render_block(clamped.entries, weak=clamped.weak)
+    block = block_of_lines(clamped.lines, weak=clamped.weak)
     journal_id: str | None = None
     if journal:
         entry = journal_entry(

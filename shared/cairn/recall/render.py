@@ -128,10 +128,14 @@ def entry_line(entry: BlockEntry) -> str:
 def render_block(entries: Sequence[BlockEntry], *, weak: bool = False) -> str:
     """The block: heading, caveat, then one line per entry (or ``EMPTY_LINE`` if none); with
     ``weak`` and at least one entry, ``WEAK_LINE`` comes before the entries."""
-    lines = [entry_line(entry) for entry in entries] or [EMPTY_LINE]
-    if weak and entries:
-        lines.insert(0, WEAK_LINE)
-    return "\n".join([HEADING, CAVEAT, *lines])
+    return block_of_lines([entry_line(entry) for entry in entries], weak=weak)
+
+
+def block_of_lines(lines: Sequence[str], *, weak: bool = False) -> str:
+    """``render_block`` of the entries whose ``entry_line`` are ``lines`` (the budget works
+    each line out once, to measure it, and the block reuses it)."""
+    shown = [WEAK_LINE, *lines] if weak and lines else list(lines) or [EMPTY_LINE]
+    return "\n".join([HEADING, CAVEAT, *shown])
 
 
 def frame_bytes() -> int:
