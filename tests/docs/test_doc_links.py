@@ -8,35 +8,20 @@ from pathlib import Path
 import pytest
 
 from cairn.cli.serve import DEFAULT_PORT
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
-LINK = re.compile(r"\]\(([^)\s]+)\)")
-HEADING = re.compile(r"^#{1,6} (.+)$", flags=re.MULTILINE)
-ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
-
-
-def _anchors(page: Path) -> set[str]:
-    """GitHub's heading slugs (lower case, punctuation dropped, spaces to dashes) and ids."""
-    text = page.read_text(encoding="utf-8")
-    slugs = {
-        re.sub(r"[^\w\- ]", "", heading.lower()).strip().replace(" ", "-")
-        for heading in HEADING.findall(text)
-    }
-    return slugs | set(ANCHOR.findall(text))
+from tests.docs.doc_pages import PAGES, ROOT, anchors, links_of
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_link_names_a_file_and_anchor_that_exist(page: Path) -> None:
     broken = []
-    for target in LINK.findall(page.read_text(encoding="utf-8")):
+    for target in (link.target for link in links_of(page)):
         if re.match(r"^[a-z]+:", target):  # https:, mailto:
             continue
         path, _, anchor = target.partition("#")
         linked = (page.parent / path).resolve() if path else page
         if not linked.exists():
             broken.append(f"{target}: no such file")
-        elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
             broken.append(f"{target}: no such anchor")
     assert not broken, broken
 
