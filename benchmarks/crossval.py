@@ -4,10 +4,11 @@
 A grid of policies (``GRID``: the relevance floor, the keyword weight and its scale) is ranked
 on both evaluations, question by question: LoCoMo dev (categories 1-4, pools gathered as
 ``benchmarks.sweep`` does) and the fact set (``benchmarks.fact_engine``). One objective
-scores a policy on a set of questions, equally weighting LoCoMo R@10, fact-set R@5 on
-answerable questions and the fact set's no-answer rate (empty or weak block), among the
-policies that keep every LoCoMo category's R@10 at least at ``BASELINE``'s (the defaults before
-the fact set) on the same questions:
+scores a policy on a set of questions, equally weighting LoCoMo R@10, fact-set R@5 over every
+question with an answer (superseded answers included: ``fact_recall.recall_at``) and the
+weak label's accuracy (the fact set's no-answer rate, empty or weak block, one part of it),
+among the policies that keep every LoCoMo category's R@10 at least at ``BASELINE``'s (the
+defaults before the fact set) on the same questions:
 
 - in-sample: the policy with the best objective over everything, graded on everything;
 - leave-one-conversation-out: for each LoCoMo conversation, the best policy on the other
@@ -174,7 +175,7 @@ def weak_accuracy(loco_weak: Sequence[bool], facts: Sequence[FactOutcome]) -> fl
 def objective(
     loco: Sequence[Outcome], loco_weak: Sequence[bool], facts: Sequence[FactOutcome]
 ) -> float:
-    """Mean of LoCoMo R@10, fact-set R@5 (answerable) and the weak label's accuracy."""
+    """Mean of LoCoMo R@10, fact-set R@5 (with an answer) and the weak label's accuracy."""
     return (_locomo_r10(loco) + recall_at(facts, 5) + weak_accuracy(loco_weak, facts)) / 3
 
 
@@ -270,7 +271,7 @@ def render(graded: Graded, cv: CrossValidated) -> str:
         "LoCoMo R@10",
         *(f"{n} R@10" for n in names),
         "LoCoMo weak",
-        "facts R@5",
+        "facts R@5 (with an answer)",
         "facts answered: empty or weak",
         "facts no-answer: empty or weak",
     ]
@@ -353,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"({', '.join(f'{k} {v}' for k, v in FORMER.items())}), and at least "
             f"{NO_ANSWER_TARGET:.0%} of fact-set no-answer questions empty or weak (the issue's "
             "targets); objective: mean of LoCoMo "
-            "R@10 (categories 1-4), fact-set R@5 (answerable) and the weak label's accuracy "
+            "R@10 (categories 1-4), fact-set R@5 (with an answer) and the weak label's accuracy "
             "(mean of: fact-set no-answer empty or weak, fact-set answered not weak, LoCoMo "
             "not weak)",
             f"- total wall time: {time.perf_counter() - started:.0f} s",
