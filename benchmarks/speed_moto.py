@@ -3,10 +3,14 @@
 moto answers in process, so its times say how much work the library and the requests do here,
 not what DynamoDB or S3 would take; the request counts carry over (each a round trip and a
 bill line). The scope holds the speed benchmark's facts and vectors (user-sourced
-facts with vectors, as ``cairn remember`` writes them), 16 records a batch: exactly the items
-``apply`` writes (versions, heads, the scope's generation), planned by the same code, but sent
-by BatchWriteItem, because moto deep-copies the whole table for every item of a transaction
-(quadratic: 600 MB and a minute for 400 records). The recall reads what it would read. Four
+facts with vectors, as ``cairn remember`` writes them), 16 records a batch, written by the
+product's own ``apply`` (versions, heads, the scope's generation and change feed, the actor
+marker) with its transactions sent as BatchWriteItem and UpdateItem (``moto_seed``; the items
+are byte for byte the shipped transaction's), because moto deep-copies the whole table for
+every item of a transaction (quadratic: 600 MB and a minute for 400 records); for the same
+reason moto's transactions here keep only the items they name for their rollback
+(``moto_rollback``: the same requests and answers). The recall reads and writes what it
+would. Five
 ways of one recall as shipped (default policy, journal written, query embedded by ONNX):
 
 - **before**: every live head and vector read per recall (what main did: ``list_records`` on
@@ -24,6 +28,7 @@ ways of one recall as shipped (default policy, journal written, query embedded b
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -32,6 +37,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from benchmarks.moto_rollback import touched_item_rollback
+from benchmarks.moto_seed import moto_backend, seeding_store, sort_partitions
 from benchmarks.speed_recall import NOW, SCOPE, SESSION_FACTS, STARTED
 from benchmarks.timing import Timing
 from cairn.changes import MAX_CHANGES_PER_APPLY, Create, NewRecord, Vector
@@ -40,11 +47,8 @@ from cairn.models import Source, SourceKind
 from cairn.ports import Embedder, FloatMatrix, Stores
 from cairn.recall import RecallQuery, recall
 from cairn.recall.index import RecallIndex, TransientRecallIndex
-from cairn.store.dynamodb.change_feed import feed_items, written_entries
-from cairn.store.dynamodb.codec import scope_pk
-from cairn.store.dynamodb.writes import apply_transaction
+from cairn.store.dynamodb.records import DynamoDBRecordStore
 from cairn.testing.requests import RequestLog
-from cairn.versioning import plan_writes
 
 WAYS = ("before", "cold", "warm", "after a write", "cold after a write")
 _REGION = "us-east-1"
@@ -77,7 +81,7 @@ class World:
     s3: Any
     db_log: RequestLog
     s3_log: RequestLog
-    sequence: int = 0  # the scope's last change-feed sequence, as the writes moved it
+    seeder: DynamoDBRecordStore  # the product's apply, its transactions sent in bulk
 
     def open(self) -> Stores:
         """A new process's stores over the same tables and bucket (its caches empty)."""
@@ -107,13 +111,15 @@ def moto_world() -> Iterator[World]:
     saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench")  # noqa: S106
     try:
-        with mock_aws():
+        with mock_aws(), touched_item_rollback():
             dynamodb = boto3.client("dynamodb", region_name=_REGION)
             s3 = boto3.client("s3", region_name=_REGION)
             for table in TABLES:
                 dynamodb.create_table(**create_table_request(table, f"cairn-{table.logical_name}"))
             s3.create_bucket(Bucket=_BUCKET)
-            yield World(dynamodb, s3, RequestLog(dynamodb), RequestLog(s3, "s3"))
+            backend = moto_backend(_REGION)
+            seeder = seeding_store(dynamodb, "cairn-items", FixedClock(NOW), backend=backend)
+            yield World(dynamodb, s3, RequestLog(dynamodb), RequestLog(s3, "s3"), seeder)
     finally:
         for key, value in saved.items():
             if value is None:
@@ -129,17 +135,23 @@ def measure(
     questions: Sequence[str],
     runs: dict[int, int],
     *,
-    before: bool = True,
+    before_up_to: int = 10_000,
 ) -> list[MotoSize]:
     """The ways at each size of ``runs`` (records -> runs per way), filled on the way up;
-    without ``before`` (the whole-scope read, minutes a recall on moto at 10,000 records)."""
+    ``before`` (the whole-scope read, minutes a recall on moto at 10,000 records) only up to
+    ``before_up_to`` records."""
     found: list[MotoSize] = []
     with moto_world() as world:
         writer, written = world.open(), 0
         for size in sorted(runs):
+            began = time.perf_counter()
             _fill(world, onnx, facts, vectors, (written, size))
+            sort_partitions(moto_backend(_REGION), "cairn-items")
+            _note(f"{size:,} records seeded", began)
             written = size
-            found.append(_at_size(world, writer, size, onnx, questions, runs[size], before))
+            found.append(
+                _at_size(world, writer, size, onnx, questions, runs[size], size <= before_up_to)
+            )
     return found
 
 
@@ -164,13 +176,16 @@ def _at_size(
         started = time.perf_counter()
         ask(stores, i, index)
         ways[way].samples.append((time.perf_counter() - started) * 1000)
+        _note(f"{size:,} records, {way}", started)
         if i == 0:
             ways[way].requests = Counter(world.db_log.operations[db:])
             ways[way].requests.update(f"S3 {op}" for op in world.s3_log.operations[s3:])
 
     before = TransientRecallIndex(writer.records, bulk=False)
     warm = world.open()
+    began = time.perf_counter()
     ask(warm, 0)  # builds the object at the current generation
+    _note("the object built by a recall that read the scope whole", began)
     for i in range(runs):
         if before_too:
             timed("before", i, writer, before)
@@ -182,6 +197,11 @@ def _at_size(
         _write_one(world, onnx, size + 2 * i + 1)
         timed("cold after a write", i, world.open())
     return MotoSize(records=size, ways=ways, object_bytes=world.object_bytes())
+
+
+def _note(what: str, began: float) -> None:
+    """A step's wall time on stderr (where a long run spends it)."""
+    print(f"speed_moto: {what}: {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
 
 
 def _write_one(world: World, onnx: Embedder, i: int) -> None:
@@ -212,8 +232,8 @@ def _fill(
 
 
 def _put(world: World, onnx: Embedder, records: list[tuple[str, Any, str, datetime]]) -> None:
-    """The items one ``apply`` of these creates writes (versions, heads, the generation and
-    change-feed items), sent by BatchWriteItem (25 a request) and one UpdateItem."""
+    """One ``apply`` of these creates by the product's record store, its transaction's items
+    sent by BatchWriteItem (25 a request) and UpdateItem (``moto_seed``: the same items)."""
     changes = [
         Create(
             record=NewRecord(
@@ -226,14 +246,4 @@ def _put(world: World, onnx: Embedder, records: list[tuple[str, Any, str, dateti
         )
         for content, vector, session, seen in records
     ]
-    writes = plan_writes(SCOPE, changes, {}, NOW, {})
-    pk = scope_pk(SCOPE)
-    entries = written_entries(write.version for write in writes)
-    feed = feed_items("cairn-items", pk, world.sequence, entries, NOW)
-    items = apply_transaction("cairn-items", pk, writes, {}, {}, feed=feed)
-    puts = [{"PutRequest": {"Item": item["Put"]["Item"]}} for item in items if "Put" in item]
-    for start in range(0, len(puts), 25):
-        world.dynamodb.batch_write_item(RequestItems={"cairn-items": puts[start : start + 25]})
-    (bump,) = (item["Update"] for item in items if "Update" in item)
-    world.dynamodb.update_item(**bump)
-    world.sequence += len(entries)
+    world.seeder.apply(SCOPE, changes)
