@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from benchmarks.moto_rollback import touched_item_rollback
+from benchmarks.moto_rollback import sorted_once, touched_item_rollback
 from benchmarks.moto_seed import moto_backend, seeding_store, sort_partitions
 from benchmarks.speed_recall import NOW, SCOPE, SESSION_FACTS, STARTED
 from benchmarks.timing import Timing
@@ -111,7 +111,7 @@ def moto_world() -> Iterator[World]:
     saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench")  # noqa: S106
     try:
-        with mock_aws(), touched_item_rollback():
+        with mock_aws(), touched_item_rollback(), sorted_once():
             dynamodb = boto3.client("dynamodb", region_name=_REGION)
             s3 = boto3.client("s3", region_name=_REGION)
             for table in TABLES:

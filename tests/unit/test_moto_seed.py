@@ -19,7 +19,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from benchmarks.moto_rollback import touched_item_rollback
+from benchmarks.moto_rollback import sorted_once, touched_item_rollback
 from benchmarks.moto_seed import BulkSeedClient, moto_backend, seeding_store, sort_partitions
 from cairn.changes import Change, Create, RecordPatch, Retract, Revise, Supersede
 from cairn.clock import FixedClock
@@ -99,9 +99,10 @@ def test_a_bulk_seeded_table_is_byte_for_byte_the_shipped_one(
     assert table(dynamodb, "seeded-events") == table(dynamodb, "shipped-events") == []
 
 
-def transactions(client: Any, name: str) -> list[str]:
+def transactions(client: Any, name: str) -> tuple[list[str], list[Any]]:
     """A committed transaction (a Put, an Update), then one cancelled by its last item after a
-    Put and an Update of items that exist and a Put of one that does not; the errors seen."""
+    Put and an Update of items that exist and a Put of one that does not; the errors, and the
+    pages read on the way."""
     key = {"pk": {"S": "P"}}
 
     def item(sk: str, **more: Any) -> dict[str, Any]:
@@ -118,6 +119,7 @@ def transactions(client: Any, name: str) -> list[str]:
         }
 
     client.put_item(TableName=name, Item=item("old", v={"S": "kept"}, b={"B": b"bytes"}))
+    seen = [pages(client, name, "P")]
     client.put_item(TableName=name, Item=item("guard"))
     client.transact_write_items(
         TransactItems=[
@@ -125,6 +127,7 @@ def transactions(client: Any, name: str) -> list[str]:
             update("old", "changed once"),
         ]
     )
+    seen.append(pages(client, name, "P"))  # a Query between (moto's sorted items, cached or not)
     errors = []
     try:
         client.transact_write_items(
@@ -143,14 +146,24 @@ def transactions(client: Any, name: str) -> list[str]:
         )
     except client.exceptions.TransactionCanceledException as exc:
         errors = [r.get("Code", "") for r in exc.response["CancellationReasons"]]
-    return errors
+    return errors, seen
 
 
 def test_the_light_rollback_undoes_a_cancelled_transaction_as_moto_does(dynamodb: Any) -> None:
-    errors = transactions(dynamodb, "shipped-items")
-    with touched_item_rollback():
-        light_errors = transactions(dynamodb, "seeded-items")
+    errors, seen = transactions(dynamodb, "shipped-items")
+    shipped_pages = pages(dynamodb, "shipped-items", "P")
+    with touched_item_rollback(), sorted_once():
+        light_errors, light_seen = transactions(dynamodb, "seeded-items")
+        light_pages = pages(dynamodb, "seeded-items", "P")
+        dynamodb.delete_item(TableName="seeded-items", Key={"pk": {"S": "P"}, "sk": {"S": "a"}})
+        after_delete = pages(dynamodb, "seeded-items", "P")
     assert light_errors == errors == ["None", "None", "None", "ConditionalCheckFailed"]
+    assert light_pages == shipped_pages
+    assert light_seen == seen
+    assert [i["sk"]["S"] for page in after_delete for i in page] == ["guard", "old"]
+    dynamodb.put_item(
+        TableName="seeded-items", Item={"pk": {"S": "P"}, "sk": {"S": "a"}, "v": {"S": "first"}}
+    )
     assert table(dynamodb, "seeded-items") == table(dynamodb, "shipped-items")
     assert [i["v"]["S"] for i in table(dynamodb, "seeded-items") if "v" in i] == [
         "first",
@@ -158,12 +171,12 @@ def test_the_light_rollback_undoes_a_cancelled_transaction_as_moto_does(dynamodb
     ]
 
 
-def pages(client: Any, name: str) -> list[list[dict[str, Any]]]:
-    """The scope's partition read 7 items a Query page, as a paged read goes."""
+def pages(client: Any, name: str, pk: str = scope_pk(SCOPE)) -> list[list[dict[str, Any]]]:
+    """A partition read 7 items a Query page, as a paged read goes."""
     params: dict[str, Any] = {
         "TableName": name,
         "KeyConditionExpression": "pk = :pk",
-        "ExpressionAttributeValues": {":pk": {"S": scope_pk(SCOPE)}},
+        "ExpressionAttributeValues": {":pk": {"S": pk}},
         "Limit": 7,
         "ConsistentRead": True,
     }
