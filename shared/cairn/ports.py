@@ -11,7 +11,7 @@ docstring is the normative sentence its conformance test pins.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -1061,6 +1061,22 @@ class IndexSnapshotFolder(Protocol):
         """Overwrite and delete every snapshot file of ``scope`` (every space, and any
         temporary file a writer left); returns how many files were destroyed."""
         ...
+
+    def erase_records(self, scope: Scope, record_ids: Collection[str]) -> int:
+        """Leave no content of ``record_ids`` in the scope's files: each is written again
+        without their rows by the compactor (``use_compactor``) and the old one overwritten,
+        or, without a compactor or when that fails, destroyed as ``erase_scope`` does; returns
+        how many files were rewritten or destroyed."""
+        ...
+
+    def use_compactor(self, compactor: SnapshotCompactor) -> None:
+        """What ``erase_records`` writes a file again with (the recall index's file format)."""
+        ...
+
+
+# A snapshot file written again without some records' rows: its new bytes, ``True`` when it
+# holds none of them, ``False`` when it cannot be read whole (``cairn.recall.index.compact``).
+SnapshotCompactor = Callable[[Path, Collection[str]], Sequence[bytes | memoryview] | bool]
 
 
 class Closeable(Protocol):

@@ -2,10 +2,11 @@
 erasure leaves behind.
 
 A write costs the next recall the records it changed, not a rebuild (``catch_up``); more
-changed records than ``delta_bound`` allows, an erasure, or a file whose change feed position
-the store no longer holds (a store made again beside an old folder) is a rebuild from the rows,
-and the file is rewritten. Content an erasure destroyed is in no file of the folder afterwards,
-though it had reached the recall index only by a delta.
+changed records than ``delta_bound`` allows, an erasure of a record the held snapshot holds, or a
+file whose change feed position the store no longer holds (a store made again beside an old
+folder) is a rebuild from the rows, and the file is rewritten. Content an erasure destroyed is
+in no file of the folder afterwards, though it had reached the recall index only by a delta
+(then the erasure is caught up too: the file never held it).
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ def test_an_erasure_after_a_delta_leaves_no_content_in_the_folder(tmp_path: Path
         found = asked(stores, clock)
         assert seen(found) == scanned(stores, clock)
         assert all(PRIVATE not in e.version.content for e in found.entries)
-        assert counts(stores)[1:] == (2, 1)  # an erasure rebuilds, and the file is rewritten
+        # The file never held the secret: the erasure is caught up like a retraction.
+        assert counts(stores)[1:] == (1, 2)
     with SQLiteBackend(store, clock) as reopened:  # and a fresh process answers the same
         stores = reopened.stores()
         assert seen(asked(stores, clock)) == scanned(stores, clock)

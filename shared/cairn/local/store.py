@@ -5,7 +5,7 @@ given, reading a scope back whole, and how a record's source is named in text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ __all__ = [
     "default_store_path",
     "describe_source",
     "open_store",
+    "with_compaction",
 ]
 
 
@@ -34,7 +35,22 @@ def open_store(path: Path, clock: Clock, *, create: bool) -> Stores:
     from cairn.store.sqlite import SQLiteBackend  # sqlite3 loads only when a store is used
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteBackend(path, clock).stores()
+    return with_compaction(SQLiteBackend(path, clock).stores())
+
+
+def with_compaction(stores: Stores) -> Stores:
+    """``stores`` whose erasures write the recall index files again without the erased rows
+    (``cairn.recall.index.compact``), rather than destroying them for the next recall to
+    rebuild, even in a process that never recalls (``cairn erase``)."""
+    if stores.index_snapshots is not None:
+        stores.index_snapshots.use_compactor(_compact_file)
+    return stores
+
+
+def _compact_file(path: Path, record_ids: Collection[str]) -> Sequence[bytes | memoryview] | bool:
+    from cairn.recall.index.compact import compact_file  # numpy loads only when an erase runs
+
+    return compact_file(path, record_ids)
 
 
 def default_namespace(category: str, actor_id: str) -> str:

@@ -214,11 +214,12 @@ def open_embedded(
     """Open the SQLite store at ``path`` with extraction running in a background thread."""
     from cairn.local.fs_staging import FilesystemStagingStore
     from cairn.local.leftovers import tidy_staging
+    from cairn.local.store import with_compaction
     from cairn.store.sqlite import SQLiteBackend
 
     at = Path(path).expanduser()
     used = clock or SystemClock()
-    stores = SQLiteBackend(at, used).stores()
+    stores = with_compaction(SQLiteBackend(at, used).stores())
     tidy_staging(stores, staging_dir(at))  # what a killed process left behind (issue 14, 4)
     embedded = wire_embedded(
         stores, FilesystemStagingStore(staging_dir(at)), model=model, embedder=embedder, clock=used

@@ -21,9 +21,12 @@ the rows, and a persisted snapshot is written again) when:
   ``DELTA_SHARE`` of the scope written, a few ms per write spread over the writes, and the
   delta's own heap (its rows) a small share of the snapshot's (docs/benchmarks.md, "Catching
   up by a delta", measures it);
-- a change is an erasure: the base still holds the erased content (in the heap, or in its file
-  until the erase destroys it), and an erasure must leave no content behind, so the snapshot
-  is rebuilt from the store, which no longer holds it;
+- a change is an erasure of a record the base holds: the base still holds its content (in
+  the heap, or in its file until the erase rewrites it), and an erasure must leave no content
+  behind, so the snapshot is rebuilt from the store, which no longer holds it. An erasure of
+  a record the base does not hold (one that reached it by a delta, or a file the erase wrote
+  again without it: ``cairn.recall.index.compact``) is taken in like a retraction: its row
+  left out;
 - the base is no longer whole (an erase destroyed its file under it);
 - the generation moved and the feed holds no change after the base's: a write no change
   describes. Every record write and every vector stored by re-embedding
@@ -92,6 +95,12 @@ class Delta:
             merge = Merge.over(self.base, list(rows), live)
         return Delta(self.base, sequence, anchor, rows, merge)
 
+    def holds(self, record_id: str) -> bool:
+        """Whether the base holds a row of ``record_id`` (an erased record's content)."""
+        ids = self.base.record_ids
+        at = bisect.bisect_left(ids, record_id)
+        return at < self.base.size and ids[at] == record_id
+
     def _new(self, record_id: str) -> bool:
         """Whether neither the base nor an earlier change held ``record_id``."""
         if record_id in self.rows:
@@ -149,7 +158,7 @@ def advance(
         return None
     while True:
         for change in page:
-            if change.kind == "erased":
+            if change.kind == "erased" and delta.holds(change.record_id):
                 return None
             changed[change.record_id] = None
         if page:

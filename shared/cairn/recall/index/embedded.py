@@ -46,6 +46,7 @@ from cairn.ports import (
 from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
 from cairn.recall.index.catch_up import Delta, advance, position
+from cairn.recall.index.compact import compact_file
 from cairn.recall.index.mapped import SnapshotGoneError
 from cairn.recall.index.objects import ObjectRowSource
 from cairn.recall.index.persisted import PersistedSnapshots
@@ -106,6 +107,8 @@ class EmbeddedRecallIndex:
         self.persisted = (
             PersistedSnapshots(snapshots, generations) if snapshots is not None else None
         )
+        if snapshots is not None:  # an erase writes the files again without its records
+            snapshots.use_compactor(compact_file)
 
         self._max_bytes = max_bytes
         self._max_scopes = max_scopes
@@ -201,8 +204,10 @@ class EmbeddedRecallIndex:
         caught = self._catch_up(scope, identity, held)
         if caught is not None:
             return self._keep(key, _Cached(caught.snapshot(), generation, epoch, delta=caught))
-        # A delta that declined was over the file's own base: mapping that file again is no use.
-        return self._rebuilt(key, scope, identity, generation, epoch, stale=held is None)
+        # A delta that declined was over the file's own base: mapping that file again is no use,
+        # unless that base is gone (an erase wrote the file again without its records).
+        stale = held is None or not held.base.intact()
+        return self._rebuilt(key, scope, identity, generation, epoch, stale=stale)
 
     def _catch_up(
         self, scope: Scope, identity: EmbedderId | None, delta: Delta | None

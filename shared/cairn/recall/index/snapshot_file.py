@@ -24,6 +24,7 @@ import json
 import mmap
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,13 @@ def encode(
 ) -> list[bytes | memoryview]:
     """The file of ``sections`` at ``stamp``, noting the change feed ``position`` its rows were
     read after (``None``: not known); the parts are views (nothing is copied)."""
+    return encode_stamped(sections, stamp.header(), position)
+
+
+def encode_stamped(
+    sections: Sections, stamped: dict[str, Any], position: Position | None
+) -> list[bytes | memoryview]:
+    """``encode`` with the stamp as a header says it (``Stamp.header``, or a file's own)."""
     named = {
         **sections.arrays,
         "matrix": sections.matrix.reshape(-1),
@@ -99,7 +107,7 @@ def encode(
         at += len(view)
     header = {
         "format": FORMAT,
-        **stamp.header(),
+        **stamped,
         "position": list(position) if position is not None else None,
         "rows": sections.size,
         "vectors": int(sections.matrix.shape[0]),
@@ -139,23 +147,67 @@ def load_stamped(path: Path, stamp: Stamp) -> tuple[Snapshot, str, Position | No
 
 
 def _load(mapping: mmap.mmap, stamp: Stamp) -> tuple[Snapshot, str, Position | None] | None:
+    checked = _checked(mapping)
+    if checked is None:
+        return None
+    header, body = checked
+    wanted = stamp.header()
+    if stamp.generation == ANY_GENERATION:
+        wanted["generation"] = header["generation"]
+    if {key: header[key] for key in wanted} != wanted:
+        return None  # another scope, generation or embedding space
+    if header["format"] != FORMAT and stamp.generation == ANY_GENERATION:
+        return None  # a format-1 file behind the store: rebuilt, never caught up from
+    sections = _sections(mapping, header, body)
+
+    def intact() -> bool:  # an erase zeroes the magic before anything else
+        return mapping[: len(MAGIC)] == MAGIC
+
+    snapshot = mapped_snapshot(sections, stamp.embedder, len(mapping), intact)
+    return snapshot, str(header["generation"]), position_of(header)
+
+
+def position_of(header: dict[str, Any]) -> Position | None:
+    """The change feed position a file's header notes, if it does."""
+    noted = header.get("position")
+    return (int(noted[0]), str(noted[1])) if noted is not None else None
+
+
+def load_sections(path: Path) -> tuple[Sections, dict[str, Any], Callable[[], bool]] | None:
+    """The sections and header of the whole file of the current format at ``path``, whatever
+    its stamp, and whether it is still intact (its magic not zeroed); else ``None``."""
+    try:
+        with path.open("rb") as file:
+            if file.seek(0, 2) <= len(MAGIC) + _LENGTH.size:
+                return None
+            mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        checked = _checked(mapping)
+        if checked is None or checked[0]["format"] != FORMAT:
+            return None
+        sections = _sections(mapping, *checked)
+    except (OSError, KeyError, TypeError, ValueError, IndexError, struct.error):
+        return None
+    return sections, checked[0], lambda: mapping[: len(MAGIC)] == MAGIC
+
+
+def _checked(mapping: mmap.mmap) -> tuple[dict[str, Any], int] | None:
+    """The header of a whole file of a readable format, and where its body starts."""
     if mapping[: len(MAGIC)] != MAGIC:
         return None
     (length,) = _LENGTH.unpack_from(mapping, len(MAGIC))
     start = len(MAGIC) + _LENGTH.size
     header: dict[str, Any] = json.loads(mapping[start : start + length])
-    wanted = stamp.header()
-    if stamp.generation == ANY_GENERATION:
-        wanted["generation"] = header["generation"]
-    if header["format"] not in _READABLE or {key: header[key] for key in wanted} != wanted:
-        return None  # another format, scope, generation or embedding space
-    if header["format"] != FORMAT and stamp.generation == ANY_GENERATION:
-        return None  # a format-1 file behind the store: rebuilt, never caught up from
+    if header["format"] not in _READABLE:
+        return None
     body = start + length
     if len(mapping) != body + int(header["body_bytes"]):
         return None  # truncated, or more than was written
     if zlib.crc32(memoryview(mapping)[body:]) != header["crc32"]:
         return None  # torn or damaged
+    return header, body
+
+
+def _sections(mapping: mmap.mmap, header: dict[str, Any], body: int) -> Sections:
     arrays: dict[str, npt.NDArray[Any]] = {}
     for name, (offset, dtype, count) in header["sections"].items():
         kind = np.dtype(dtype)
@@ -166,13 +218,5 @@ def _load(mapping: mmap.mmap, stamp: Stamp) -> tuple[Snapshot, str, Position | N
         )
     rows, vectors = int(header["rows"]), int(header["vectors"])
     names = json.loads(arrays.pop("names").tobytes())
-    matrix = arrays.pop("matrix").reshape(vectors, int(wanted["dims"]))
-
-    def intact() -> bool:  # an erase zeroes the magic before anything else
-        return mapping[: len(MAGIC)] == MAGIC
-
-    sections = Sections(size=rows, arrays=arrays, names=names, matrix=matrix)
-    snapshot = mapped_snapshot(sections, stamp.embedder, len(mapping), intact)
-    noted = header.get("position")
-    position = (int(noted[0]), str(noted[1])) if noted is not None else None
-    return snapshot, str(header["generation"]), position
+    matrix = arrays.pop("matrix").reshape(vectors, int(header["dims"]))
+    return Sections(size=rows, arrays=arrays, names=names, matrix=matrix)

@@ -242,7 +242,8 @@ class SQLiteRecordStore:
 
         With ``secure_delete`` on, the old row bytes are overwritten with zeros in the file,
         and a WAL checkpoint afterwards removes the old page images from the ``-wal`` file;
-        then the scope's persisted recall index snapshots are overwritten and deleted.
+        then the scope's persisted recall index snapshots are written again without those
+        records and the old files overwritten (or, where that cannot be done, destroyed).
         """
         with self._db.transaction(write=True) as conn:
             versions = _ScopeVersions(conn, scope)
@@ -255,7 +256,7 @@ class SQLiteRecordStore:
             count_erasure(conn, scope)
         self._db.checkpoint()
         if self._snapshots is not None:  # after the commit: a rebuild racing it sees it moved
-            self._snapshots.erase_scope(scope)
+            self._snapshots.erase_records(scope, erased)
         return report
 
     def erase_scope(self, scope: Scope) -> EraseReport:
