@@ -241,3 +241,17 @@ def test_an_erase_that_died_before_rewriting_the_file_is_cleaned_by_the_next_rec
         assert counts(stores)[1:] == (1, 0)
     assert PRIVATE.encode() not in folder_bytes(store)
     assert witness.read_bytes() == bytes(witness.stat().st_size)  # its rebuild zeroed the old
+
+
+def test_an_erasure_of_a_record_a_snapshot_in_memory_holds_is_a_rebuild(tmp_path: Path) -> None:
+    clock = FixedClock()
+    with SQLiteBackend(in_own_folder(tmp_path), clock) as backend:
+        stores = backend.stores()
+        assert stores.changes is not None
+        index = EmbeddedRecallIndex(stores.records, backend.generations(), changes=stores.changes)
+        secret = filled(stores)
+        asked(stores, clock, index)  # built in memory, the secret in its heap
+        stores.records.erase(SCOPE, secret)
+        found = asked(stores, clock, index)
+        assert seen(found) == scanned(stores, clock)
+        assert index.caught_up == 0  # never merged over a base that holds the erased content
