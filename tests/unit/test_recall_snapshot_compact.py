@@ -16,84 +16,38 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cairn.changes import Create, NewRecord, Vector
+from cairn.changes import Create
 from cairn.clock import FixedClock
 from cairn.local.store import open_store
-from cairn.models import Scope, Source, SourceKind
 from cairn.ports import Stores
-from cairn.recall import RecallQuery, Recollection, recall
-from cairn.recall.index import EmbeddedRecallIndex, index_of
+from cairn.recall.index import EmbeddedRecallIndex
 from cairn.recall.index.compact import sections_without
 from cairn.recall.index.rows import row_stream
 from cairn.recall.index.streamed import build_sections
-from cairn.recall.scan import ScanningRecallIndex
 from cairn.store import snapshot_folder
 from cairn.store.sqlite import SQLiteBackend
 from cairn.store.sqlite.backend import snapshot_folder_of
-from cairn.testing import HashingEmbedder
+from tests.unit.snapshot_support import (
+    EMBEDDER,
+    PRIVATE,
+    SCOPE,
+    asked,
+    counts,
+    fact,
+    folder_bytes,
+    scanned,
+    seen,
+    the_file,
+    write,
+)
 
-SCOPE = Scope(memory_id="m1", actor_id="a1")
-EMBEDDER = HashingEmbedder(dims=32)
-PRIVATE = "Quixotic-Aubergine-Diagnosis-8841"  # distinctive: in no file by accident
-QUERY = RecallQuery(text="what about the aubergine diagnosis tea", top_k=5)
 SECRET = f"Has {PRIVATE} and drinks tea"
-
-
-def fact(content: str, session: str, namespace: str = "/facts/a1/") -> NewRecord:
-    return NewRecord(
-        namespace=namespace,
-        content=content,
-        sources=(Source(kind=SourceKind.USER, session_id=session),),
-        vector=Vector(embedder=EMBEDDER.identity, values=tuple(EMBEDDER.embed([content])[0])),
-    )
-
-
-def write(stores: Stores, contents: list[str], session: str = "s1") -> list[str]:
-    changes = [Create(record=fact(c, session)) for c in contents]
-    return [v.record_id for v in stores.records.apply(SCOPE, changes)]
-
-
-def asked(stores: Stores, clock: FixedClock, index: object | None = None) -> Recollection:
-    return recall(
-        SCOPE,
-        QUERY,
-        stores=stores,
-        embedder=EMBEDDER,
-        clock=clock,
-        journal=False,
-        index=index,  # type: ignore[arg-type]
-    )
-
-
-def seen(found: Recollection) -> tuple[object, ...]:
-    return found.block, tuple((e.version.ref, e.score) for e in found.entries), found.counts
-
-
-def scanned(stores: Stores, clock: FixedClock) -> tuple[object, ...]:
-    return seen(asked(stores, clock, ScanningRecallIndex(stores.records)))
-
-
-def counts(stores: Stores) -> tuple[int, int, int]:
-    """(files mapped, files published, recalls a delta answered) of the store's index."""
-    index = index_of(stores)
-    assert isinstance(index, EmbeddedRecallIndex)
-    assert index.persisted is not None
-    return index.persisted.mapped, index.persisted.published, index.caught_up
-
-
-def folder_bytes(store: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(store.parent.rglob("*")) if p.is_file())
 
 
 def in_own_folder(tmp_path: Path) -> Path:
     """A store path whose folder holds nothing else (a witness link stays outside it)."""
     (tmp_path / "store").mkdir()
     return tmp_path / "store" / "cairn.db"
-
-
-def the_file(store: Path) -> Path:
-    (path,) = snapshot_folder_of(store).glob("*.snapshot")
-    return path
 
 
 def filled(stores: Stores) -> str:

@@ -18,67 +18,22 @@ from pathlib import Path
 
 from cairn.changes import Create, NewRecord, Retract, Vector
 from cairn.clock import FixedClock
-from cairn.models import RecordVersion, Scope, Source, SourceKind
-from cairn.ports import Stores
-from cairn.recall import RecallQuery, Recollection, recall
-from cairn.recall.index import EmbeddedRecallIndex, index_of
+from cairn.models import RecordVersion, Source, SourceKind
 from cairn.recall.index.catch_up import DELTA_MIN_ROWS
-from cairn.recall.scan import ScanningRecallIndex
 from cairn.store.sqlite import SQLiteBackend
 from cairn.store.sqlite.backend import snapshot_folder_of
 from cairn.store.sqlite.codec import encode_vector
-from cairn.testing import HashingEmbedder
-
-SCOPE = Scope(memory_id="m1", actor_id="a1")
-EMBEDDER = HashingEmbedder(dims=32)
-PRIVATE = "Quixotic-Aubergine-Diagnosis-8841"  # distinctive: in no file by accident
-QUERY = RecallQuery(text="what about the aubergine diagnosis tea", top_k=5)
-
-
-def fact(content: str) -> NewRecord:
-    return NewRecord(
-        namespace="/facts/a1/",
-        content=content,
-        sources=(Source(kind=SourceKind.USER, session_id="s1"),),
-        vector=Vector(embedder=EMBEDDER.identity, values=tuple(EMBEDDER.embed([content])[0])),
-    )
-
-
-def write(stores: Stores, contents: list[str]) -> list[str]:
-    written = stores.records.apply(SCOPE, [Create(record=fact(c)) for c in contents])
-    return [v.record_id for v in written]
-
-
-def asked(stores: Stores, clock: FixedClock, index: object | None = None) -> Recollection:
-    return recall(
-        SCOPE,
-        QUERY,
-        stores=stores,
-        embedder=EMBEDDER,
-        clock=clock,
-        journal=False,
-        index=index,  # type: ignore[arg-type]
-    )
-
-
-def seen(found: Recollection) -> tuple[object, ...]:
-    return found.block, tuple((e.version.ref, e.score) for e in found.entries), found.counts
-
-
-def scanned(stores: Stores, clock: FixedClock) -> tuple[object, ...]:
-    return seen(asked(stores, clock, ScanningRecallIndex(stores.records)))
-
-
-def counts(stores: Stores) -> tuple[int, int, int]:
-    """(files mapped, files published, recalls a delta answered) of the store's index."""
-    index = index_of(stores)
-    assert isinstance(index, EmbeddedRecallIndex)
-    assert index.persisted is not None
-    return index.persisted.mapped, index.persisted.published, index.caught_up
-
-
-def folder_bytes(store: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(store.parent.rglob("*")) if p.is_file())
+from tests.unit.snapshot_support import (
+    EMBEDDER,
+    PRIVATE,
+    SCOPE,
+    asked,
+    counts,
+    folder_bytes,
+    scanned,
+    seen,
+    write,
+)
 
 
 def test_writes_are_caught_up_by_a_delta_and_the_file_is_not_rewritten(tmp_path: Path) -> None:

@@ -22,73 +22,32 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cairn.changes import Create, NewRecord, Vector
 from cairn.clock import FixedClock
-from cairn.models import RecordVersion, Scope, Source, SourceKind
-from cairn.ports import Stores
+from cairn.models import RecordVersion, Scope
 from cairn.recall import RecallQuery, Recollection, recall
 from cairn.recall.index import EmbeddedRecallIndex, index_of, read_rows
 from cairn.recall.index.mapped import SnapshotGoneError
-from cairn.recall.index.persisted import PersistedSnapshots
 from cairn.recall.scan import ScanningRecallIndex
 from cairn.store.snapshot_folder import SnapshotFolder
 from cairn.store.sqlite import SQLiteBackend
 from cairn.store.sqlite.backend import snapshot_folder_of
-from cairn.testing import HashingEmbedder
+from tests.unit.snapshot_support import (
+    EMBEDDER,
+    PRIVATE,
+    QUERY,
+    SCOPE,
+    asked,
+    folder_bytes,
+    persisted,
+    scanned,
+    seen,
+    the_file,
+    write,
+)
 
-SCOPE = Scope(memory_id="m1", actor_id="a1")
 NEIGHBOUR = Scope(memory_id="m1", actor_id="a2")
-EMBEDDER = HashingEmbedder(dims=32)
 # Distinctive ASCII, so it cannot occur in a file by accident.
-PRIVATE = "Quixotic-Aubergine-Diagnosis-8841"
 KEPT = "Plays-Ukulele-On-Thursdays-5127"
-QUERY = RecallQuery(text="what about the aubergine diagnosis tea", top_k=5)
-
-
-def fact(content: str) -> NewRecord:
-    return NewRecord(
-        namespace="/facts/a1/",
-        content=content,
-        sources=(Source(kind=SourceKind.USER, session_id="s1"),),
-        vector=Vector(embedder=EMBEDDER.identity, values=tuple(EMBEDDER.embed([content])[0])),
-    )
-
-
-def write(stores: Stores, scope: Scope, contents: list[str]) -> list[str]:
-    written = stores.records.apply(scope, [Create(record=fact(c)) for c in contents])
-    return [v.record_id for v in written]
-
-
-def asked(stores: Stores, clock: FixedClock, index: object | None = None) -> Recollection:
-    return recall(
-        SCOPE,
-        QUERY,
-        stores=stores,
-        embedder=EMBEDDER,
-        clock=clock,
-        journal=False,
-        index=index,  # type: ignore[arg-type]
-    )
-
-
-def seen(found: Recollection) -> tuple[object, ...]:
-    return found.block, tuple((e.version.ref, e.score) for e in found.entries), found.counts
-
-
-def scanned(stores: Stores, clock: FixedClock) -> tuple[object, ...]:
-    return seen(asked(stores, clock, ScanningRecallIndex(stores.records)))
-
-
-def persisted(stores: Stores) -> PersistedSnapshots:
-    index = index_of(stores)
-    assert isinstance(index, EmbeddedRecallIndex)
-    assert index.persisted is not None
-    return index.persisted
-
-
-def folder_bytes(store: Path) -> bytes:
-    """Every byte of every file in the store's folder (database, WAL, snapshots)."""
-    return b"".join(p.read_bytes() for p in sorted(store.parent.rglob("*")) if p.is_file())
 
 
 @pytest.fixture
@@ -96,14 +55,9 @@ def store(tmp_path: Path) -> Path:
     path = tmp_path / "cairn.db"
     with SQLiteBackend(path, FixedClock()) as backend:
         stores = backend.stores()
-        write(stores, SCOPE, [f"Has {PRIVATE}", "Prefers green tea", "Drinks tea at noon"])
-        write(stores, NEIGHBOUR, [KEPT])
+        write(stores, [f"Has {PRIVATE}", "Prefers green tea", "Drinks tea at noon"])
+        write(stores, [KEPT], scope=NEIGHBOUR)
     return path
-
-
-def the_file(store: Path) -> Path:
-    (found,) = snapshot_folder_of(store).glob("*.snapshot")
-    return found
 
 
 def test_a_fresh_handle_maps_the_file_and_answers_as_the_scan(store: Path) -> None:
@@ -173,7 +127,7 @@ def test_a_stale_file_is_caught_up_and_a_foreign_one_is_not_used(store: Path) ->
         stores = backend.stores()
         asked(stores, clock)
         old = the_file(store).read_bytes()
-        write(stores, SCOPE, ["Now drinks only tea with aubergine"])
+        write(stores, ["Now drinks only tea with aubergine"])
     the_file(store).write_bytes(old)  # stamped with the generation before that write
     with SQLiteBackend(store, clock) as reopened:
         stores = reopened.stores()
