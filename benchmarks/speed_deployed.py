@@ -32,7 +32,8 @@ from benchmarks.speed_recall import real_and_stretched
 from benchmarks.timing import time_each
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.ports import FloatMatrix
-from cairn.recall.candidates import FloatVector, unit_rows
+from cairn.recall.candidates import FloatVector
+from cairn.recall.cosines import unit_rows
 
 FULL = {"moto": {1_000: 5, 10_000: 2, 100_000: 1}, "http": {1_000: 30, 10_000: 15}}
 # The whole-scope read ('before') is measured up to this many records (at 100,000 it would be

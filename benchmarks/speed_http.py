@@ -30,7 +30,7 @@ from cairn.clock import FixedClock
 from cairn.models import Scope, Source, SourceKind
 from cairn.ports import MAX_PAGE_SIZE, Embedder, FloatMatrix, RecordPlacement, Stores
 from cairn.recall import RecallQuery, recall
-from cairn.recall.candidates import unit_rows
+from cairn.recall.cosines import unit_rows
 from cairn.store.sqlite import SQLiteBackend
 
 ACTOR = "user-1"

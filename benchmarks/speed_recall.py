@@ -30,11 +30,9 @@ from cairn.recall.candidates import (
     FloatVector,
     gather,
     live_heads,
-    row_cosines,
     searchable_text,
-    unit,
-    unit_rows,
 )
+from cairn.recall.cosines import row_cosines, unit, unit_rows
 from cairn.recall.dedup import deduplicate
 from cairn.recall.keywords import bm25_scores, tokenize
 from cairn.recall.ordering import order
@@ -93,7 +91,8 @@ class SizeResult:
     The floor is what no recall can go under on this machine: embed the query, then one pass
     over the scope's unit matrix, timed in the same run: the faster (by median) of ``M @ q``
     (numpy as installed: BLAS, two threads here, slow when the cores are contended) and the
-    single-threaded row-by-row pass recall itself makes (``row_cosines``).
+    row-by-row pass recall itself makes (``row_cosines``: one thread, or two halves on two
+    threads past ``SPLIT_ROWS`` rows).
     """
 
     records: int

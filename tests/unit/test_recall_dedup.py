@@ -10,7 +10,8 @@ from cairn.changes import Create, NewRecord
 from cairn.models import Scope, Source, SourceKind
 from cairn.recall import RecallPolicy
 from cairn.recall.budget import block_entry, clamp
-from cairn.recall.candidates import Candidate, unit
+from cairn.recall.candidates import Candidate
+from cairn.recall.cosines import unit
 from cairn.recall.dedup import deduplicate, is_paraphrase
 from cairn.recall.keywords import tokenize
 from cairn.recall.ranking import Ranked

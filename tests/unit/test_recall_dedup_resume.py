@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from cairn.changes import Create, NewRecord, Vector
 from cairn.models import Scope, Source, SourceKind
 from cairn.recall import RecallPolicy, RecallQuery, Recollection, recall
-from cairn.recall.candidates import Candidate, unit
+from cairn.recall.candidates import Candidate
+from cairn.recall.cosines import unit
 from cairn.recall.dedup import Deduplication, deduplicate
 from cairn.recall.index import EmbeddedRecallIndex, RecallIndex, TransientRecallIndex
 from cairn.recall.keywords import tokenize

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.recall.candidates import row_cosines, unit, unit_rows
+from cairn.recall.cosines import row_cosines, unit, unit_rows
 from cairn.recall.index.scoring import _at_least
 from cairn.recall.render import one_line
 

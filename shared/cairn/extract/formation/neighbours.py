@@ -20,7 +20,7 @@ from cairn.extract.extraction_policy import ExtractionPolicy
 from cairn.memories import StrategyKind
 from cairn.models import RecordVersion, Scope, VersionRef, content_digest
 from cairn.ports import MAX_PAGE_SIZE, Embedder, RecordStore
-from cairn.recall.candidates import unit_rows
+from cairn.recall.cosines import unit_rows
 from cairn.recall.keywords import jaccard, tokenize
 from cairn.scope_guard import in_scope
 

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from cairn.models import Scope
 from cairn.ports import Embedder
-from cairn.recall.candidates import row_cosines, unit, unit_rows
+from cairn.recall.cosines import row_cosines, unit, unit_rows
 from cairn.recall.index.progress import embedding_listener
 from cairn.recall.index.scoring import Cosines, screen
 from cairn.recall.keywords import query_terms, tokenize

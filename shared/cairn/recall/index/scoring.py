@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.ports import Embedder
-from cairn.recall.candidates import row_cosines, unit, unit_rows
+from cairn.recall.cosines import row_cosines, unit, unit_rows
 from cairn.recall.index.layout import layout, whole
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.index.understanding import confident, frequency_of
