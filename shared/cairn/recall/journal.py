@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Sequence
 from datetime import datetime
 
-from cairn.models import EmbedderId, JournalEntry, Scope, SelectedEntry
+from cairn.models import EmbedderId, JournalEntry, Scope
 from cairn.recall.query import RecallPolicy, RecallQuery
 from cairn.recall.ranking import Ranked
 
@@ -41,25 +41,29 @@ def journal_entry(
     now: datetime,
     weak: bool = False,
 ) -> JournalEntry:
-    """The journal entry of one recall; ``selected`` in the order the block shows them."""
-    return JournalEntry(
-        journal_id=new_journal_id(now),
-        memory_id=scope.memory_id,
-        actor_id=scope.actor_id,
-        created_at=now,
-        query=query.text,
-        filters={**query.filters(), "top_k": str(query.top_k)},
-        embedder=embedder,
-        policy=policy.knobs(),
-        selected=tuple(
-            SelectedEntry(
-                record_id=item.candidate.version.record_id,
-                version=item.candidate.version.version,
-                content_digest=item.candidate.version.content_digest,
-                score=item.score,
-            )
-            for item in selected
-        ),
-        block_digest=block_digest(block),
-        weak=weak,
+    """The journal entry of one recall; ``selected`` in the order the block shows them.
+
+    Validated whole, in one pass (the selected entries as plain values inside it)."""
+    return JournalEntry.model_validate(
+        {
+            "journal_id": new_journal_id(now),
+            "memory_id": scope.memory_id,
+            "actor_id": scope.actor_id,
+            "created_at": now,
+            "query": query.text,
+            "filters": {**query.filters(), "top_k": str(query.top_k)},
+            "embedder": embedder,
+            "policy": policy.knobs(),
+            "selected": [
+                {
+                    "record_id": item.candidate.version.record_id,
+                    "version": item.candidate.version.version,
+                    "content_digest": item.candidate.version.content_digest,
+                    "score": item.score,
+                }
+                for item in selected
+            ],
+            "block_digest": block_digest(block),
+            "weak": weak,
+        }
     )
