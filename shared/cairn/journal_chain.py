@@ -1,11 +1,12 @@
 """The recall journal's hash chain, one per scope (issue 17, class 8).
 
 Each store files a journal entry with the next ``sequence`` of its scope and, as
-``previous``, the chain digest of the entry before it (``link``), and keeps the scope's head
-(the last sequence and its digest) in the same transaction. So deleting an entry, editing one
-(its digest no longer matches the ``previous`` of the next, or the head), or moving entries
-around breaks the chain, and ``verify_from`` / ``verify_scope`` name the first entry where it
-breaks.
+``previous``, the chain digest of the entry before it (``link``; ``link_json`` for a store
+that keeps the entry's JSON text, dumped once for the text and the digest), and keeps the
+scope's head (the last sequence and its digest) in the same transaction. So deleting an
+entry, editing one (its digest no longer matches the ``previous`` of the next, or the head),
+or moving entries around breaks the chain, and ``verify_from`` / ``verify_scope`` name the
+first entry where it breaks.
 
 What it does not do: someone who can rewrite the store may rewrite a chain from an entry to
 the head consistently (the digests are not keyed); erasing a scope deletes its chain, which
@@ -17,6 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from typing import Any
+
+import pydantic_core
 
 from cairn.errors import JournalChainError
 from cairn.models import JournalEntry, Scope
@@ -26,16 +30,16 @@ _PAGE = 100
 # Fields added to JournalEntry after chains were first filed: left out of the digest while
 # empty, so an entry filed before them keeps its digest.
 _ADDED_LATER = ("channels", "shown")
+# The canonical form: keys sorted, no spaces, text as is. A dump is a tree, so the encoder
+# need not look for cycles (which changes nothing it writes).
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False
+)
 
 
 def chain_digest(entry: JournalEntry) -> str:
     """sha256 hex of the entry's canonical JSON, chain fields included."""
-    document = entry.model_dump(mode="json")
-    for name in _ADDED_LATER:  # absent, as in entries filed before they existed
-        if not document[name]:
-            del document[name]
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return _digest(entry.model_dump(mode="json"))
 
 
 def link(entry: JournalEntry, head: ChainHead | None) -> tuple[JournalEntry, ChainHead]:
@@ -47,6 +51,25 @@ def link(entry: JournalEntry, head: ChainHead | None) -> tuple[JournalEntry, Cha
         }
     )
     return linked, ChainHead(sequence=linked.sequence, digest=chain_digest(linked))
+
+
+def link_json(entry: JournalEntry, head: ChainHead | None) -> tuple[str, ChainHead]:
+    """``link`` for a store that keeps entries as JSON text: the linked entry's
+    ``model_dump_json()``, byte for byte, and the new head, both from one dump of the entry."""
+    sequence = head.sequence + 1 if head else 1
+    document = entry.model_dump(mode="json")  # the chain fields keep their places in it
+    document.update(sequence=sequence, previous=head.digest if head else None)
+    # What model_dump_json writes: the dumped values, in field order, non-finite floats null.
+    stored = pydantic_core.to_json(document, inf_nan_mode="null").decode("utf-8")
+    return stored, ChainHead(sequence=sequence, digest=_digest(document))
+
+
+def _digest(document: dict[str, Any]) -> str:
+    """sha256 hex of the canonical JSON of an entry's JSON-mode dump (which it may change)."""
+    for name in _ADDED_LATER:  # absent, as in entries filed before they existed
+        if not document[name]:
+            del document[name]
+    return hashlib.sha256(_CANONICAL.encode(document).encode("utf-8")).hexdigest()
 
 
 def verify_from(journal: JournalStore, entry: JournalEntry) -> int:

@@ -12,11 +12,13 @@ so an acknowledged write survives both. Memory writes are a few per conversation
 fsync each is cheap next to an embedding or a model call.
 
 The one exception is the recall journal (``SQLiteJournalStore.put``), which runs on every
-recall, where an fsync (1-3 ms) would be a fifth of a warm recall: its commit is NORMAL. What
-that can lose, exactly: nothing on a crash of the process (the commit is in the WAL, in the
-OS page cache, before the block is returned); on power loss or an OS crash, the journal
-entries committed since the last fsynced commit to the file (any record, event or rollout
-write, which fsyncs the whole WAL before it) or the last checkpoint.
+recall, where an fsync (1-3 ms) would be a fifth of a warm recall: its commit is NORMAL (the
+connection is switched before a write transaction only when the level it needs differs from
+the last write's, so recalls in a row pay no pragma and every other write still commits at
+FULL). What that can lose, exactly: nothing on a crash of the process (the commit is in the
+WAL, in the OS page cache, before the block is returned); on power loss or an OS crash, the
+journal entries committed since the last fsynced commit to the file (any record, event or
+rollout write, which fsyncs the whole WAL before it) or the last checkpoint.
 
 Errors: ``sqlite3`` errors are translated here, by result code and never by message text:
 busy or locked -> ``StoreUnavailableError`` (retryable); a constraint that fired -> the state
@@ -125,6 +127,9 @@ class SQLiteDatabase:
                     raise
                 self.read_only = True
         self._conn: sqlite3.Connection | None = conn
+        # The ``synchronous`` level ``_commit_at`` last set (none yet: the first write sets its
+        # own); nothing else moves it once the file is open.
+        self._synchronous: str | None = None
         # Record writes this connection has begun (cairn.store.sqlite.generations.bump).
         self.record_writes = 0
         # Quarantine list writes this connection has begun (cairn.store.sqlite.quarantine).
@@ -149,23 +154,27 @@ class SQLiteDatabase:
         """
         with self._lock, translated_errors(self.path):
             conn = self._connection()
-            if not fsync:
-                conn.execute("PRAGMA synchronous=NORMAL")
+            if write:
+                self._commit_at(conn, "FULL" if fsync else "NORMAL")
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
             try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
-                try:
-                    yield conn
-                except BaseException:
-                    if conn.in_transaction:
-                        # The original error is the one worth reporting; a failed rollback is
-                        # undone by SQLite itself when the connection next starts a transaction.
-                        with suppress(sqlite3.Error):
-                            conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-            finally:
-                if not fsync:
-                    conn.execute("PRAGMA synchronous=FULL")
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    # The original error is the one worth reporting; a failed rollback is
+                    # undone by SQLite itself when the connection next starts a transaction.
+                    with suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _commit_at(self, conn: sqlite3.Connection, level: str) -> None:
+        """Set ``synchronous`` for the next commit, only when it is not already at ``level``:
+        recalls in a row journal without a pragma round trip each, and every write still
+        commits at the level it asked for (a read commits nothing)."""
+        if self._synchronous != level:
+            conn.execute(f"PRAGMA synchronous={level}")
+            self._synchronous = level
 
     def data_version(self) -> tuple[int, int]:
         """``PRAGMA data_version`` (moves when another connection commits) and the count of

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from cairn.errors import JournalNotFoundError
-from cairn.journal_chain import link
+from cairn.journal_chain import link_json
 from cairn.models import JournalEntry, Scope
 from cairn.ports import ChainHead
 from cairn.store.sqlite.codec import encode_time
@@ -25,38 +25,38 @@ class SQLiteJournalStore:
 
         Committed without an fsync: see ``cairn.store.sqlite.connection`` for what a power
         loss can take (a process crash takes nothing once this returns)."""
-        scope = entry.scope
+        memory_id, actor_id = entry.memory_id, entry.actor_id
         with self._db.transaction(write=True, fsync=False) as conn:
             # Whether the id is filed, and the chain's head, in one statement.
             filed, sequence, digest = conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM journal WHERE memory_id = ?1 AND actor_id = ?2"
                 " AND journal_id = ?3), h.sequence, h.digest FROM (SELECT 1)"
                 " LEFT JOIN journal_heads AS h ON h.memory_id = ?1 AND h.actor_id = ?2",
-                (scope.memory_id, scope.actor_id, entry.journal_id),
+                (memory_id, actor_id, entry.journal_id),
             ).fetchone()
             if filed:
                 return
             before = (
                 None if sequence is None else ChainHead(sequence=int(sequence), digest=str(digest))
             )
-            linked, head = link(entry, before)
+            stored, head = link_json(entry, before)
             conn.execute(
                 "INSERT INTO journal (memory_id, actor_id, journal_id, created_at, data, sequence)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (
-                    scope.memory_id,
-                    scope.actor_id,
-                    linked.journal_id,
-                    encode_time(linked.created_at),
-                    linked.model_dump_json(),
-                    linked.sequence,
+                    memory_id,
+                    actor_id,
+                    entry.journal_id,
+                    encode_time(entry.created_at),
+                    stored,
+                    head.sequence,
                 ),
             )
             conn.execute(
                 "INSERT INTO journal_heads (memory_id, actor_id, sequence, digest)"
                 " VALUES (?, ?, ?, ?) ON CONFLICT (memory_id, actor_id)"
                 " DO UPDATE SET sequence = excluded.sequence, digest = excluded.digest",
-                (scope.memory_id, scope.actor_id, head.sequence, head.digest),
+                (memory_id, actor_id, head.sequence, head.digest),
             )
 
     def get(self, scope: Scope, journal_id: str) -> JournalEntry:
