@@ -44,6 +44,21 @@ def test_one_line_drops_exactly_the_control_characters(text: str) -> None:
     assert one_line(text) == _one_line_by_category(text)
 
 
+# Every character ``\s`` matches or ``str.isspace`` holds, and some controls among them.
+_BREAKS = st.sampled_from(
+    list(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000")
+    + list("\x00\x07\x1b\x7f\x9f\u200b\ufeff")
+)
+
+
+@given(st.text(alphabet=st.one_of(st.characters(codec="utf-8"), _BREAKS), max_size=60))
+def test_one_line_collapses_exactly_the_whitespace_runs_a_regex_collapses(text: str) -> None:
+    import re
+
+    collapsed = re.sub(r"\s+", " ", text)
+    assert one_line(text) == re.sub("[\x00-\x1f\x7f-\x9f]", "", collapsed).strip()
+
+
 def test_one_line_drops_c1_controls_and_keeps_their_neighbours() -> None:
     assert one_line("a\x85b\x9fc\x7fd\x00e") == "a bcde"
 

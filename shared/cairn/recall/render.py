@@ -49,7 +49,6 @@ ERASED_TEXT = "(erased)"
 CONTESTED_LABEL = "contested"
 QUARANTINED_LABEL = "quarantined"
 
-_WHITESPACE = re.compile(r"\s+")
 # Unicode's control characters (general category Cc) are exactly these 65 code points.
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 # Characters a line splitter may break on that json.dumps(ensure_ascii=False) leaves raw:
@@ -81,7 +80,10 @@ def is_contested(version: RecordVersion) -> bool:
 def one_line(text: str) -> str:
     """Trusted content on one line: whitespace runs (line breaks too) become one space, other
     control characters are dropped, ends trimmed."""
-    collapsed = _WHITESPACE.sub(" ", text)
+    # ``str.split`` splits on exactly the characters ``\s`` matches (``str.isspace``).
+    collapsed = " ".join(text.split())
+    if collapsed.isprintable():  # no control character is printable: nothing to drop
+        return collapsed
     return _CONTROLS.sub("", collapsed).strip()
 
 
