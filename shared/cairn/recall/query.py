@@ -8,6 +8,7 @@ a sweep never has to patch code.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Literal, Self
 
 from pydantic import Field, model_validator
@@ -233,8 +234,22 @@ class RecallPolicy(Frozen):
         return high / low
 
     def knobs(self) -> dict[str, float | int | str | None]:
-        """Every knob by name, as the journal stores it and ``RecallPolicy(**knobs)`` reads it."""
-        return dict(self.model_dump())
+        """Every knob by name, as the journal stores it and ``RecallPolicy(**knobs)`` reads it
+        (worked out once per policy object: every journalled recall asks)."""
+        kept = _KNOBS.get(id(self))
+        if kept is None or kept[0]() is not self:
+            kept = (weakref.ref(self), dict(self.model_dump()))
+            if len(_KNOBS) >= _KEPT_KNOBS:
+                _KNOBS.clear()
+            _KNOBS[id(self)] = kept
+        return dict(kept[1])
+
+
+# Each policy object's knobs, by identity: the weak reference makes sure the object asking is
+# the one they were read from (an id is reused once its object is gone), so neither a later
+# policy nor a copy with other knobs (``model_copy``) ever reads another policy's.
+_KNOBS: dict[int, tuple[weakref.ref[RecallPolicy], dict[str, float | int | str | None]]] = {}
+_KEPT_KNOBS = 64
 
 
 DEFAULT_POLICY = RecallPolicy()
