@@ -84,3 +84,33 @@ def test_a_prompt_document_is_valid_json_with_nothing_hidden(text: str) -> None:
 
     assert not any(is_invisible(ch) for ch in shown)
     assert json.loads(shown)["n"] == 1  # still one valid JSON document
+
+
+def test_every_invisible_character_str_isprintable_passes_is_one_the_fast_path_looks_for() -> None:
+    from cairn.visible_text import _PRINTABLE_INVISIBLE
+
+    for code in range(0x110000):
+        character = chr(code)
+        if is_invisible(character) and character.isprintable():
+            assert _PRINTABLE_INVISIBLE.fullmatch(character), hex(code)
+
+
+# Fillers, variation selectors and tags at and past their ranges' ends, format characters,
+# controls, and visible non-ASCII neighbours (no-break space, private use, é, ’).
+_HIDDEN_AND_NEAR = st.sampled_from(
+    list(
+        "\u115f\u1160\u3164\uffa0\U000e0100\U000e01ef\U000e01f0\U000e0000\U000e0041\U000e007f"
+        "\u202e\u200b\ufeff\u00ad\u061c\x00\x1b\n\t\x85\x9f\u00a0\u2028\ue000\u00e9\u2019"
+    )
+)
+
+
+@given(
+    st.text(alphabet=st.one_of(st.characters(), _HIDDEN_AND_NEAR), max_size=40),
+    st.booleans(),
+)
+def test_neutralised_marks_exactly_the_invisible_characters(text: str, controls: bool) -> None:
+    marked = "".join(
+        f"<U+{ord(ch):04X}>" if is_invisible(ch, controls=controls) else ch for ch in text
+    )
+    assert neutralised(text, controls=controls) == marked
