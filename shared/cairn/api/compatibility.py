@@ -99,9 +99,10 @@ ROWS: tuple[Row, ...] = (
         D,
         "the topK records whatever their similarity, as the service answers (recall's floors "
         "are off; a record opposite in meaning, cosine below 0, is left out); chosen by cairn's "
-        "ranking per actor scope (cosine and keywords, paraphrase dedup, each search "
-        "journalled), answered in score order; score is the record's cosine to the query, as "
-        "the service's, so a client's relevance bar means the same",
+        "ranking per actor scope (cosine and keywords, paraphrase dedup and the untrusted "
+        "share, a record with a quarantined source counted untrusted as recall counts it; "
+        "each search journalled), answered in score order; score is the record's cosine to "
+        "the query, as the service's, so a client's relevance bar means the same",
     ),
     Row(
         "RetrieveMemoryRecords",

@@ -8,19 +8,17 @@ pure functions of plain values; step 7 stores the journal entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from cairn.models import RecordVersion, Scope
 from cairn.ports import Clock, Embedder, Stores
-from cairn.quarantine import QUARANTINED_FILTER, Quarantine, is_quarantined
 from cairn.recall.budget import Clamped, clamp
 from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import deduplicate
 from cairn.recall.index import RecallIndex, Search, index_of
 from cairn.recall.journal import journal_entry
 from cairn.recall.query import DEFAULT_POLICY, RecallPolicy, RecallQuery
-from cairn.recall.ranking import Ranked
+from cairn.recall.read_now import marked_quarantined, read_now
 from cairn.recall.render import block_of_lines
 
 
@@ -102,7 +100,7 @@ def recall(
         )
 
     found = search(where)
-    ranked, any_trusted = _read_now(stores, scope, found, search, where)
+    ranked, any_trusted = read_now(stores, scope, found, search, where)
     unique = (
         found.deduplicated
         if found.deduplicated is not None and ranked is found.ranked
@@ -122,14 +120,7 @@ def recall(
             now=now,
             weak=clamped.weak,
         )
-        shown_quarantined = [
-            r.candidate.version.record_id
-            for r in clamped.selected
-            if is_quarantined(r.candidate.version)
-        ]
-        if shown_quarantined:  # replay renders these as they were shown: quarantined
-            filters = {**entry.filters, QUARANTINED_FILTER: ",".join(shown_quarantined)}
-            entry = entry.model_copy(update={"filters": filters})
+        entry = marked_quarantined(entry, clamped.selected)
         stores.journal.put(entry)
         journal_id = entry.journal_id
     counts = RecallCounts(
@@ -147,42 +138,6 @@ def recall(
     return Recollection(
         block=block, entries=_recalled(clamped), journal_id=journal_id, counts=counts
     )
-
-
-def _read_now(
-    stores: Stores,
-    scope: Scope,
-    found: Search,
-    search: Callable[[RecordFilter | None], Search],
-    where: RecordFilter | None,
-) -> tuple[Sequence[Ranked], bool]:
-    """``found``'s ranking as read now: a version with a quarantined source labelled untrusted
-    (``cairn.quarantine``), and whether a trusted candidate is left.
-
-    The index ranked only as far as the block could reach with the stored labels; relabelled,
-    the quarantined entries may collapse or yield to the untrusted share, so the records the
-    list does not cover are searched again on their own and both rankings are merged by score.
-    """
-    if found.quarantine is not None:  # read by the index with its rows, current with them
-        quarantine = Quarantine(found.quarantine)
-    elif stores.quarantine is not None:
-        quarantine = Quarantine(stores.quarantine.entries(scope.memory_id))
-    else:
-        return found.ranked, found.any_trusted
-    if not quarantine or not any(quarantine.covers(r.candidate.version) for r in found.ranked):
-        return found.ranked, found.any_trusted
-
-    def clear(version: RecordVersion) -> bool:
-        return not quarantine.covers(version) and (where is None or where(version))
-
-    rest = search(clear)
-    merged: dict[str, Ranked] = {}
-    for ranked in (*found.ranked, *rest.ranked):
-        version = quarantine.view(ranked.candidate.version)
-        viewed = replace(ranked, candidate=ranked.candidate.with_version(version))
-        merged.setdefault(version.record_id, viewed)
-    ordered = sorted(merged.values(), key=lambda r: -r.score)
-    return ordered, rest.any_trusted
 
 
 def _recalled(clamped: Clamped) -> tuple[RecalledEntry, ...]:

@@ -8,22 +8,25 @@ actor ``u1/x``'s records); a call with neither (both are optional in the model) 
 whole memory.
 
 Retrieve searches each such scope's recall index once (ranking and paraphrase dedup: recall's
-steps 1-4, no block rendered) and merges by relevance. It answers as the service does: the
-``topK`` most relevant records whatever their similarity (the service ranks and returns the top
-K; a relevance bar is the client's, as the SDK's Strands ``RetrievalConfig.relevance_score``
+steps 1-4, no block rendered), read as recall reads it (``cairn.recall.read_now``: a record with
+a quarantined source counts as untrusted, so the untrusted share holds, and the records the list
+does not cover are searched once more), and merges by relevance. It answers as the service does:
+the ``topK`` most relevant records whatever their similarity (the service ranks and returns the
+top K; a relevance bar is the client's, as the SDK's Strands ``RetrievalConfig.relevance_score``
 applies one on ``score``), so the API's policy sets recall's floors to 0; and ``score`` is the
-record's cosine similarity to the query, the service's documented score, so a client's bar
-means what it means there (a record without a vector scores its keyword relevance). The
-answer is in score order. ``memoryStrategyId`` and ``metadataFilters`` narrow each scope's
-heads before ranking (``RecordFilter``), so a match is never lost behind better-ranked records
-the filter rejects. Every scope searched gets one journal entry (the audit of what was asked
-where), pinning exactly the records it contributed to the answer, none if it contributed none;
-no block is rendered for a scope and thrown away.
+record's cosine similarity to the query, the service's documented score, so a client's bar means
+what it means there (a record without a vector scores its keyword relevance). The answer is in
+score order. ``memoryStrategyId`` and ``metadataFilters`` narrow each scope's heads before
+ranking (``RecordFilter``), so a match is never lost behind better-ranked records the filter
+rejects. Every scope searched gets one journal entry (the audit of what was asked where),
+pinning exactly the records it contributed to the answer, none if it contributed none, and
+naming those it showed quarantined (``QUARANTINED_FILTER``) so replay renders them so; no block
+is rendered for a scope and thrown away.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -40,10 +43,11 @@ from cairn.recall import RecallPolicy, RecallQuery
 from cairn.recall.budget import block_entry
 from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import deduplicate
-from cairn.recall.index import index_of
+from cairn.recall.index import RecallIndex, Search, index_of
 from cairn.recall.journal import journal_entry
 from cairn.recall.query import MAX_TOP_K
 from cairn.recall.ranking import Ranked
+from cairn.recall.read_now import marked_quarantined, read_now
 from cairn.recall.render import render_block
 
 # The API returns whole records, so the rendered block's budget must never be what limits
@@ -143,16 +147,32 @@ def _search(
             # Journaled even when it contributes nothing; another actor's scope, searched only
             # for records under a granted namespace, is journaled only if it contributes.
             searched.append(scope)
-        search = index.search(
-            scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now, where=where
-        )
-        unique = search.deduplicated or deduplicate(
-            search.ranked, API_POLICY, limit=query.top_k, any_trusted=search.any_trusted
-        )
-        kept = unique.kept
-        found += [(scope, item) for item in kept]
+        found += [(scope, item) for item in _read(ctx, index, scope, query, now, where)]
     found.sort(key=lambda row: (-row[1].relevance, row[1].candidate.version.record_id))
     return searched, found
+
+
+def _read(
+    ctx: ApiContext,
+    index: RecallIndex,
+    scope: Scope,
+    query: RecallQuery,
+    now: datetime,
+    where: RecordFilter | None,
+) -> Sequence[Ranked]:
+    """``scope``'s survivors of dedup for ``query``, as recall reads them: through the memory's
+    quarantine list (``cairn.recall.read_now``), so a quarantined record counts as untrusted."""
+
+    def search(narrowed: RecordFilter | None) -> Search:
+        return index.search(
+            scope, query, embedder=ctx.embedder, policy=API_POLICY, now=now, where=narrowed
+        )
+
+    found = search(where)
+    ranked, any_trusted = read_now(ctx.stores, scope, found, search, where)
+    if found.deduplicated is not None and ranked is found.ranked:
+        return found.deduplicated.kept
+    return deduplicate(ranked, API_POLICY, limit=query.top_k, any_trusted=any_trusted).kept
 
 
 def _journal(
@@ -173,7 +193,7 @@ def _journal(
             block=render_block(entries),
             now=ctx.clock.now(),
         )
-        ctx.stores.journal.put(entry)
+        ctx.stores.journal.put(marked_quarantined(entry, items))
 
 
 def list_memory_records(ctx: ApiContext, params: dict[str, Any]) -> dict[str, Any]:
