@@ -81,6 +81,16 @@ def only_the_subject_matched(
     """Whether every keyword match of ``text`` would be on the words naming the memory's
     subject: ``embedding_text`` left some out, and no row holds any other token of the query.
     BM25 then scores nothing (``cairn.recall.candidates.gather``)."""
-    terms = tokenize(text)
-    rest = tokenize(embedding_text(text, frequency, total, share))
-    return set(rest) != set(terms) and not any(frequency(term) for term in rest)
+    return subject_left_out(text, tokenize(text), frequency, total, share)[1]
+
+
+def subject_left_out(
+    text: str, tokens: list[str], frequency: Callable[[str], int], total: int, share: float
+) -> tuple[str, bool]:
+    """``embedding_text`` and ``only_the_subject_matched`` of ``text``, whose keyword tokens
+    are ``tokens``, worked out together (the rewrite is read once)."""
+    embedded = embedding_text(text, frequency, total, share)
+    if embedded == text:
+        return embedded, False
+    rest = tokenize(embedded)
+    return embedded, set(rest) != set(tokens) and not any(frequency(term) for term in rest)

@@ -19,11 +19,9 @@ from cairn.ports import Embedder
 from cairn.recall.cosines import row_cosines, unit, unit_rows
 from cairn.recall.index.layout import layout, whole
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
-from cairn.recall.index.understanding import confident, frequency_of
-from cairn.recall.keywords import query_terms, tokenize
+from cairn.recall.index.understanding import Understood, confident, frequency_of, weight_of
+from cairn.recall.keywords import query_terms
 from cairn.recall.query import RecallPolicy
-from cairn.recall.relevance import term_weight
-from cairn.recall.subject import embedding_text, only_the_subject_matched
 
 
 def bm25(
@@ -70,35 +68,21 @@ def bm25(
 
 
 def keyword_scores(
-    snapshot: Snapshot, view: IntArray, text: str, policy: RecallPolicy
+    snapshot: Snapshot, view: IntArray, query: Understood, policy: RecallPolicy
 ) -> FloatArray:
-    """``bm25`` of ``text``'s tokens, or 0 for every row when only the words naming the
+    """``bm25`` of the query's terms, or 0 for every row when only the words naming the
     memory's subject would match (``cairn.recall.subject.only_the_subject_matched``, with the
     view's document frequencies), as the scan's ``gather`` scores them."""
-    frequency = frequency_of(snapshot, view)
-    if only_the_subject_matched(text, frequency, len(view), policy.subject_share):
+    if query.only_subject:
         return np.zeros(len(view), dtype=np.float64)
-    return bm25(snapshot, view, tokenize(text), policy)
+    return bm25(snapshot, view, query.terms, policy)
 
 
 def query_weight(snapshot: Snapshot, view: IntArray, query: Sequence[str]) -> float:
     """``cairn.recall.relevance.query_weight`` over the view: the query's distinct terms in the
-    same order (``query_terms``), each term's document frequency counted from its postings."""
-    terms = query_terms(query)
-    total = len(view)
-    if not terms or not total:
-        return 0.0
-    everything = whole(snapshot, view)
-    held = np.ones(0, dtype=bool)
-    if not everything:
-        held = np.zeros(snapshot.size, dtype=bool)
-        held[view] = True
-    frequency = dict.fromkeys(terms, 0)
-    for term in frequency:
-        posting = snapshot.postings.get(term)
-        if posting is not None:
-            frequency[term] = len(posting[0]) if everything else int(held[posting[0]].sum())
-    return term_weight(frequency.values(), total)
+    same order (``query_terms``), each term's document frequency counted from its postings
+    (a search reads it from its ``Understood`` query)."""
+    return weight_of(query_terms(query), frequency_of(snapshot, view), len(view))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +100,13 @@ def cosines(
     snapshot: Snapshot,
     view: IntArray,
     keyword: FloatArray,
-    query_text: str,
+    embedded_text: str,
     embedder: Embedder,
     policy: RecallPolicy,
 ) -> Cosines:
-    """Embed the query (with up to ``max_reembed`` vectorless rows, best keyword first, in the
-    same batch, as the scan does) and score every row of the view that has a vector."""
+    """Embed the query as ``embedded_text`` (``Understood.embedded``), with up to
+    ``max_reembed`` vectorless rows, best keyword first, in the same batch, as the scan does,
+    and score every row of the view that has a vector."""
     aligned = whole(snapshot, view) and layout(snapshot).aligned
     if aligned:  # every row has its vector at its own row of the matrix
         rows, present = view, np.ones(len(view), dtype=bool)
@@ -132,10 +117,7 @@ def cosines(
         vectorless = np.flatnonzero(~present)
         order = np.lexsort((vectorless, -keyword[vectorless]))
         missing = vectorless[order][: policy.max_reembed]
-    texts = [
-        embedding_text(query_text, frequency_of(snapshot, view), len(view), policy.subject_share),
-        *(snapshot.contents[int(view[p])] for p in missing),
-    ]
+    texts = [embedded_text, *(snapshot.contents[int(view[p])] for p in missing)]
     embedded = embedder.embed(texts)
     query = unit(embedded[0])
     if aligned:

@@ -31,11 +31,11 @@ from cairn.recall.index.scoring import (
     Screened,
     cosines,
     keyword_scores,
-    query_weight,
     screen,
 )
 from cairn.recall.index.shortlisted import GrowingRanking, relevant_rows
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
+from cairn.recall.index.understanding import understand
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
 from cairn.recall.question import context_lenders
@@ -99,13 +99,12 @@ def search(
         view = layout(snapshot).everything
     if where is not None:
         view = _filtered(snapshot, view, where)
-    terms = tokenize(query.text)
-    keyword = keyword_scores(snapshot, view, query.text, policy)
+    understood = understand(snapshot, view, query.text, policy)
+    keyword = keyword_scores(snapshot, view, understood, policy)
     found: Cosines | None = None
     if embedder is not None and len(view):
-        found = cosines(snapshot, view, keyword, query.text, embedder, policy)
-    weight_of_query = query_weight(snapshot, view, terms)
-    screened = screen(keyword, found, embedder is not None, policy, weight_of_query)
+        found = cosines(snapshot, view, keyword, understood.embedded, embedder, policy)
+    screened = screen(keyword, found, embedder is not None, policy, understood.weight)
     positions, relevance, admitted = _expand(snapshot, view, screened, policy, query.text)
     unembedded = 0
     if found is not None:

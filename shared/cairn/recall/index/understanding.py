@@ -1,38 +1,80 @@
-"""The recall index's counterparts of query understanding: the document frequencies the
-subject rewrite reads (``cairn.recall.subject``) and the confidence bar that labels a block
-weak (``cairn.recall.relevance.confident``), computed from postings and arrays so that every
-value is the one the scan computes over its candidates."""
+"""The recall index's counterparts of query understanding: what a search reads from its query
+text (its terms, the subject rewrite of ``cairn.recall.subject``, its term weight) and the
+confidence bar that labels a block weak (``cairn.recall.relevance.confident``), computed from
+postings and arrays so that every value is the one the scan computes over its candidates."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cairn.recall.index.layout import whole
 from cairn.recall.index.snapshot import IntArray, Snapshot
+from cairn.recall.keywords import query_terms, tokenize
 from cairn.recall.query import RecallPolicy
-from cairn.recall.relevance import MARGIN_RANK
+from cairn.recall.relevance import MARGIN_RANK, term_weight
+from cairn.recall.subject import subject_left_out
 
 if TYPE_CHECKING:  # scoring imports this module; its Cosines is only named in annotations
     from cairn.recall.index.scoring import Cosines
 
 
+@dataclass(frozen=True, slots=True)
+class Understood:
+    """What a search reads from its query text, worked out once over its view: the distinct
+    keyword terms (``query_terms``), the text embedded (``embedding_text``), whether only the
+    words naming the subject would match (``only_the_subject_matched``: BM25 then scores
+    nothing) and the query's term weight (``cairn.recall.relevance.query_weight``)."""
+
+    terms: tuple[str, ...]
+    embedded: str
+    only_subject: bool
+    weight: float
+
+
+def understand(snapshot: Snapshot, view: IntArray, text: str, policy: RecallPolicy) -> Understood:
+    """``text`` understood over the view's document frequencies (each term counted once)."""
+    frequency = frequency_of(snapshot, view)
+    tokens = tokenize(text)
+    embedded, only_subject = subject_left_out(
+        text, tokens, frequency, len(view), policy.subject_share
+    )
+    terms = query_terms(tokens)
+    weight = weight_of(terms, frequency, len(view))
+    return Understood(terms=terms, embedded=embedded, only_subject=only_subject, weight=weight)
+
+
+def weight_of(terms: tuple[str, ...], frequency: Callable[[str], int], total: int) -> float:
+    """``cairn.recall.relevance.query_weight`` of the distinct ``terms`` among ``total`` rows:
+    each term's idf, summed in the terms' order."""
+    if not terms or not total:
+        return 0.0
+    return term_weight([frequency(term) for term in terms], total)
+
+
 def frequency_of(snapshot: Snapshot, view: IntArray) -> Callable[[str], int]:
     """How many of the view's rows hold a term, counted from its postings (as
-    ``query_weight`` counts them)."""
+    ``query_weight`` counts them) the first time it is asked."""
     everything = whole(snapshot, view)
     held = np.ones(0, dtype=bool)
     if not everything:
         held = np.zeros(snapshot.size, dtype=bool)
         held[view] = True
+    counted: dict[str, int] = {}
 
     def frequency(term: str) -> int:
-        posting = snapshot.postings.get(term)
-        if posting is None:
-            return 0
-        return len(posting[0]) if everything else int(held[posting[0]].sum())
+        found = counted.get(term)
+        if found is None:
+            posting = snapshot.postings.get(term)
+            if posting is None:
+                found = 0
+            else:
+                found = len(posting[0]) if everything else int(held[posting[0]].sum())
+            counted[term] = found
+        return found
 
     return frequency
 
