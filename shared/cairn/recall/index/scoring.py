@@ -22,6 +22,7 @@ from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.index.understanding import Understood, confident, frequency_of, weight_of
 from cairn.recall.keywords import query_terms
 from cairn.recall.query import RecallPolicy
+from cairn.recall.relevance import MARGIN_RANK
 
 
 def bm25(
@@ -164,9 +165,12 @@ def screen(
     total = len(keyword)
     best = float(keyword.max()) if total else 0.0
     if found is not None and policy.fusion == "blend":
-        passing = found.present & (found.values >= _at_least(policy.relevance_floor))
+        complete = bool(found.present.all())  # every row has a cosine (the usual view)
+        passing = found.values >= _at_least(policy.relevance_floor)
+        if not complete:
+            passing &= found.present
         if passing.any():
-            return _blended(keyword, found, passing, best, policy, weight_of_query)
+            return _blended(keyword, found, passing, complete, best, policy, weight_of_query)
     share = keyword / best if best > 0 else np.zeros(total, dtype=np.float64)
     matched = (keyword > 0) & (share >= policy.keyword_floor)
     if found is None:
@@ -184,7 +188,7 @@ def screen(
         matched = (keyword > 0) & (share >= policy.keyword_floor)
     unvectored = ~found.present & matched
     keep = passing | unvectored
-    sure = confident(found, best, weight_of_query, policy)
+    sure = confident(_of_present(found), best, weight_of_query, policy)
     positions = np.flatnonzero(keep)
     below = total - int(passing.sum()) - int(unvectored.sum())
     if policy.fusion == "rrf":
@@ -203,6 +207,11 @@ def screen(
     return Screened(positions, relevance, below, False, not sure)
 
 
+def _of_present(found: Cosines) -> npt.NDArray[np.float32]:
+    """The cosines of the rows that have one."""
+    return found.values if found.present.all() else found.values[found.present]
+
+
 def _at_least(floor: float) -> np.float32:
     """The least float32 that is at least ``floor``: for a float32 ``x``, ``x >= floor`` (as
     doubles) exactly when ``x >= _at_least(floor)``, so the floor is applied to the float32
@@ -217,16 +226,18 @@ def _blended(
     keyword: FloatArray,
     found: Cosines,
     passing: npt.NDArray[np.bool_],
+    complete: bool,
     best: float,
     policy: RecallPolicy,
     weight_of_query: float,
 ) -> Screened:
     """``screen``'s blend when some cosine passes the floor, computed only at the positions it
-    keeps (each value the same double the whole-array expression gives there)."""
+    keeps (each value the same double the whole-array expression gives there); ``complete``:
+    every row of the view has a cosine."""
     total = len(keyword)
     scale = max(best, weight_of_query) if policy.keyword_scale == "query" else best
     unvectored = np.zeros(0, dtype=np.int64)
-    if not found.present.all():
+    if not complete:
         share = keyword / scale if scale > 0 else np.zeros(total, dtype=np.float64)
         matched = (keyword > 0) & (share >= policy.keyword_floor)
         unvectored = np.flatnonzero(~found.present & matched)
@@ -234,14 +245,19 @@ def _blended(
     kept[unvectored] = True
     positions = np.flatnonzero(kept)
     below = total - len(positions)  # the unvectored kept ones have no cosine to pass
-    cosine = found.values[positions].astype(np.float64)
+    cosine = found.values[positions]
+    passed = cosine[passing[positions]] if len(unvectored) else cosine
     shares = keyword[positions] / scale if scale > 0 else np.zeros(len(positions))
     weight = policy.keyword_weight
-    clipped = np.minimum(1.0, np.maximum(0.0, cosine))
+    # Clipped before widening: 0 and 1 are float32s, so each double is the one clipping the
+    # widened cosine gives.
+    clipped = np.minimum(1.0, np.maximum(0.0, cosine)).astype(np.float64)
     if len(unvectored):  # only those kept by keywords score 0 on cosine
         clipped = np.where(passing[positions], clipped, 0.0)
     relevance = np.minimum(1.0, (1 - weight) * clipped + weight * shares)
-    sure = confident(found, best, weight_of_query, policy)
+    # The view's best MARGIN_RANK cosines are among those that pass, when that many do.
+    leading = passed if len(passed) >= MARGIN_RANK else _of_present(found)
+    sure = confident(leading, best, weight_of_query, policy)
     return Screened(positions, relevance, below, False, not sure)
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from cairn.recall.index.layout import whole
 from cairn.recall.index.snapshot import IntArray, Snapshot
@@ -17,9 +17,6 @@ from cairn.recall.keywords import query_terms, tokenize
 from cairn.recall.query import RecallPolicy
 from cairn.recall.relevance import MARGIN_RANK, term_weight
 from cairn.recall.subject import subject_left_out
-
-if TYPE_CHECKING:  # scoring imports this module; its Cosines is only named in annotations
-    from cairn.recall.index.scoring import Cosines
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,21 +77,21 @@ def frequency_of(snapshot: Snapshot, view: IntArray) -> Callable[[str], int]:
 
 
 def confident(
-    found: Cosines,
+    cosines: npt.NDArray[np.float32],
     best: float,
     weight_of_query: float,
     policy: RecallPolicy,
 ) -> bool:
     """``cairn.recall.relevance.confident`` over the view: the same best cosine, the same
-    ``MARGIN_RANK``-th one and the same keyword share."""
+    ``MARGIN_RANK``-th one and the same keyword share. ``cosines``: the view's cosines, or
+    any of them that hold its ``MARGIN_RANK`` best."""
     scale = max(best, weight_of_query)
     if (best / scale if scale > 0 else 0.0) >= policy.confident_keyword:
         return True
-    present = found.values if found.present.all() else found.values[found.present]
-    if not len(present):
+    if not len(cosines):
         return False
     # The best MARGIN_RANK cosines, unordered (a partition, not a sort of the whole view).
-    rank = min(MARGIN_RANK, len(present))
-    leaders = np.partition(present, len(present) - rank)[len(present) - rank :]
+    rank = min(MARGIN_RANK, len(cosines))
+    leaders = np.partition(cosines, len(cosines) - rank)[len(cosines) - rank :]
     top, runner = float(leaders.max()), float(leaders.min())
     return top >= policy.confident_cosine or top - runner >= policy.confident_margin
