@@ -14,7 +14,6 @@ from the whole ranking.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,11 +23,10 @@ from cairn.ports import Embedder
 from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import Deduplicated, Deduplication
-from cairn.recall.expansion import threads
-from cairn.recall.index.layout import hours, layout, view_of, whole
+from cairn.recall.index.expansion import expand
+from cairn.recall.index.layout import hours, layout, view_of
 from cairn.recall.index.scoring import (
     Cosines,
-    Screened,
     cosines,
     keyword_scores,
     screen,
@@ -38,7 +36,6 @@ from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.index.understanding import understand
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
-from cairn.recall.question import context_lenders
 from cairn.recall.ranking import Ranked, scored
 from cairn.recall.signals import boost
 from cairn.recall.temporal import query_periods
@@ -105,7 +102,7 @@ def search(
     if embedder is not None and len(view):
         found = cosines(snapshot, view, keyword, understood.embedded, embedder, policy)
     screened = screen(keyword, found, embedder is not None, policy, understood.weight)
-    positions, relevance, admitted = _expand(snapshot, view, screened, policy, query.text)
+    positions, relevance, admitted = expand(snapshot, view, screened, policy, query.text)
     unembedded = 0
     if found is not None:
         unembedded = len(view) - int(found.present.sum())
@@ -136,87 +133,6 @@ def _filtered(snapshot: Snapshot, view: IntArray, where: RecordFilter) -> IntArr
     )
     kept: IntArray = view[keep]
     return kept
-
-
-def _expand(
-    snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy, text: str
-) -> tuple[IntArray, FloatArray, int]:
-    """``cairn.recall.expansion.expand``: the relevant view positions and their relevance after
-    the hits lend (the screened positions in order, then the admitted ones ascending), and how
-    many positions the loans admitted. Arrays throughout: half a scope may pass the floor."""
-    positions, relevance = screened.positions, screened.relevance
-    if policy.context_weight == 0 or not len(positions):
-        return positions, relevance, 0
-    lent = _lent(snapshot, view, screened, policy, context_lenders(policy, text))
-    if not lent:
-        return positions, relevance, 0
-    spots = np.array(sorted(lent), dtype=np.int64)
-    shares = np.array([lent[spot] for spot in spots.tolist()], dtype=np.float64)
-    at = np.searchsorted(positions, spots)  # screened positions ascend (``flatnonzero``)
-    held = at < len(positions)
-    held[held] = positions[at[held]] == spots[held]
-    relevance = relevance.copy()
-    relevance[at[held]] = np.maximum(relevance[at[held]], shares[held])
-    joining = ~held & (shares >= policy.relevance_floor)
-    admitted = int(joining.sum())
-    if not admitted:
-        return positions, relevance, 0
-    return (
-        np.concatenate((positions, spots[joining])),
-        np.concatenate((relevance, shares[joining])),
-        admitted,
-    )
-
-
-def _lent(
-    snapshot: Snapshot, view: IntArray, screened: Screened, policy: RecallPolicy, hits: int
-) -> dict[int, float]:
-    positions, relevance = screened.positions, screened.relevance
-    order = _leaders(positions, relevance, min(hits, len(positions)))
-    everything = whole(snapshot, view)
-    if everything:
-        in_view = view
-    else:
-        in_view = np.full(snapshot.size, -1, dtype=np.int64)
-        in_view[view] = np.arange(len(view))
-    lent: dict[int, float] = {}
-    for j in order.tolist():
-        hit_position, hit_relevance = int(positions[j]), float(relevance[j])
-        row = int(view[hit_position])
-        version = snapshot.version(row)
-        where = (version.first_seen_at, version.record_id)
-        for thread in threads(version):
-            members = snapshot.thread_rows[thread]
-            if everything:  # every member is in view
-                kept = list(range(len(members.rows)))
-            else:
-                kept = np.flatnonzero(in_view[members.rows] >= 0).tolist()
-            spots = [members.positions[k] for k in kept]
-            at = bisect.bisect_left(spots, where)
-            for step in (-1, 1):
-                index, distance = at + step, 0
-                while 0 <= index < len(kept) and distance < policy.context_span:
-                    gap = abs((spots[index][0] - where[0]).total_seconds())
-                    if gap > policy.context_window_seconds:
-                        break
-                    if gap > 0:
-                        distance += 1
-                        share = hit_relevance * policy.context_weight**distance
-                        target = int(in_view[int(members.rows[kept[index]])])
-                        lent[target] = max(lent.get(target, 0.0), share)
-                    index += step
-    return lent
-
-
-def _leaders(positions: IntArray, relevance: FloatArray, count: int) -> IntArray:
-    """``np.lexsort((positions, -relevance))[:count]`` without sorting every row: the rows
-    at least as relevant as the ``count``-th best (ties included), then sorted."""
-    among = np.arange(len(relevance))
-    if len(relevance) > count:
-        least = np.partition(relevance, len(relevance) - count)[len(relevance) - count]
-        among = np.flatnonzero(relevance >= least)
-    chosen: IntArray = among[np.lexsort((positions[among], -relevance[among]))][:count]
-    return chosen
 
 
 def _bounds(
