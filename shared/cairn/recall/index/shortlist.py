@@ -24,7 +24,7 @@ from cairn.quarantine import QuarantineEntry
 from cairn.recall.candidates import RecordFilter
 from cairn.recall.dedup import Deduplicated, Deduplication
 from cairn.recall.index.expansion import expand
-from cairn.recall.index.layout import hours, layout, view_of
+from cairn.recall.index.layout import hours, layout, view_of, whole
 from cairn.recall.index.scoring import (
     Cosines,
     cosines,
@@ -105,9 +105,10 @@ def search(
     positions, relevance, admitted = expand(snapshot, view, screened, policy, query.text)
     unembedded = 0
     if found is not None:
-        unembedded = len(view) - int(found.present.sum())
+        unembedded = len(view) - int(np.count_nonzero(found.present))
     first = max(1, shortlist)
-    trusted = bool(snapshot.trusted[view[positions]].any())
+    rows = positions if whole(snapshot, view) else view[positions]  # every row: position is row
+    trusted = bool(snapshot.trusted[rows].any())
     ranked, unique = _shortlist(
         snapshot, view, keyword, found, (positions, relevance), query, policy, now, first, trusted
     )
