@@ -71,10 +71,12 @@ def _lent(
         where = (version.first_seen_at, version.record_id)
         for thread in threads(version):
             members = snapshot.thread_rows[thread]
-            rows, spots = members.rows, members.positions
+            # The members' view positions (a row's own, when the view is every row).
+            targets, spots = members.rows.tolist(), members.positions
             if not everything:  # only the members in view
-                kept = np.flatnonzero(in_view[rows] >= 0)
-                rows, spots = rows[kept], tuple(spots[k] for k in kept.tolist())
+                placed = in_view[members.rows]
+                kept = np.flatnonzero(placed >= 0)
+                targets, spots = placed[kept].tolist(), tuple(spots[k] for k in kept.tolist())
             at = bisect.bisect_left(spots, where)
             for step in (-1, 1):
                 index, distance = at + step, 0
@@ -85,7 +87,7 @@ def _lent(
                     if gap > 0:
                         distance += 1
                         share = hit_relevance * weight**distance
-                        target = int(in_view[int(rows[index])])
+                        target = targets[index]
                         lent[target] = max(lent.get(target, 0.0), share)
                     index += step
     return lent
