@@ -90,8 +90,10 @@ def confident(
         return True
     if not len(cosines):
         return False
-    # The best MARGIN_RANK cosines, unordered (a partition, not a sort of the whole view).
+    top = float(cosines.max())
+    if top >= policy.confident_cosine:  # the runner-up is not needed
+        return True
+    # The MARGIN_RANK-th best cosine: a partition, not a sort of the whole view.
     rank = min(MARGIN_RANK, len(cosines))
-    leaders = np.partition(cosines, len(cosines) - rank)[len(cosines) - rank :]
-    top, runner = float(leaders.max()), float(leaders.min())
-    return top >= policy.confident_cosine or top - runner >= policy.confident_margin
+    runner = float(np.partition(cosines, len(cosines) - rank)[len(cosines) - rank])
+    return top - runner >= policy.confident_margin
