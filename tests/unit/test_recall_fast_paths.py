@@ -5,11 +5,14 @@ from __future__ import annotations
 import unicodedata
 
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cairn.recall.cosines import row_cosines, unit, unit_rows
 from cairn.recall.index.scoring import _at_least
+from cairn.recall.index.understanding import confident
+from cairn.recall.query import RecallPolicy
+from cairn.recall.relevance import MARGIN_RANK
 from cairn.recall.render import one_line
 
 
@@ -74,3 +77,35 @@ def test_a_rows_cosine_never_depends_on_the_other_rows_of_the_matrix(rows: int, 
 
     assert np.array_equal(row_cosines(matrix[chosen], query), whole[chosen])
     assert [float(whole[i]) for i in chosen] == [float(np.dot(matrix[i], query)) for i in chosen]
+
+
+@given(st.lists(st.floats(width=32, allow_nan=True, allow_infinity=True), max_size=50))
+def test_clipping_a_float32_cosine_then_widening_it_gives_the_double_the_plain_clip_gives(
+    cosines: list[float],
+) -> None:
+    values = np.array([*cosines, -0.0, 0.0, 1.0], dtype=np.float32)
+    plain = np.minimum(1.0, np.maximum(0.0, values.astype(np.float64)))
+    shortcut = np.clip(values, 0.0, 1.0).astype(np.float64)
+    assert np.array_equal(shortcut.view(np.int64), plain.view(np.int64))
+
+
+@given(
+    st.lists(st.floats(min_value=-1.0, max_value=1.0, width=32), min_size=1, max_size=40),
+    st.floats(min_value=0.0, max_value=1.0),
+    st.floats(min_value=0.0, max_value=1.0),
+    st.floats(min_value=0.0, max_value=1.0),
+)
+# The best stands the margin above the fifth best, not above the fourth; five pass the floor.
+@example([0.4, 0.35, 0.3, 0.25, 0.2, 0.1], 0.15, 0.5, 0.18)
+def test_the_confidence_bar_reads_the_same_from_the_cosines_that_pass_the_floor(
+    cosines: list[float], floor: float, bar: float, margin: float
+) -> None:
+    policy = RecallPolicy(confident_cosine=bar, confident_margin=margin, confident_keyword=1.01)
+    values = np.array(cosines, dtype=np.float32)
+    ranked = sorted((float(v) for v in values), reverse=True)
+    runner = ranked[min(MARGIN_RANK, len(ranked)) - 1]
+    expected = ranked[0] >= bar or ranked[0] - runner >= margin
+    assert confident(values, 0.0, 0.0, policy) == expected
+    passed = values[values >= _at_least(floor)]
+    if len(passed) >= MARGIN_RANK:  # the view's best MARGIN_RANK are among them
+        assert confident(passed, 0.0, 0.0, policy) == expected

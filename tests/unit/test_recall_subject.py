@@ -23,6 +23,7 @@ from cairn.recall.subject import (
     MIN_ROWS,
     embedding_text,
     only_the_subject_matched,
+    subject_left_out,
     subject_terms,
 )
 from cairn.testing import InMemoryBackend
@@ -67,6 +68,27 @@ def test_the_query_stays_whole_when_the_name_is_rare_off_small_or_all_there_is()
     )
     # Nothing but the name would be left: the query is embedded as asked.
     assert embedding_text("Kenji?", _frequency(many), 10, 0.2) == "Kenji?"
+
+
+def test_the_rewrite_and_the_subject_only_check_read_together_as_apart() -> None:
+    asked = (
+        "What vehicle does Kenji have?",
+        "Where is Kenji?",
+        "Kenji?",
+        "What's the user's usual beverage?",
+        "trips to lisbon",
+    )
+    rows = ({"kenji": 5}, {"kenji": 5, "vehicl": 1}, {"kenji": 1}, {"user": 9, "beverag": 0}, {})
+    for text in asked:
+        for counts in rows:
+            for total, share in ((10, 0.2), (10, 0.0), (MIN_ROWS - 1, 0.2)):
+                frequency = _frequency(counts)
+                embedded = embedding_text(text, frequency, total, share)
+                rest = tokenize(embedded)
+                only = set(rest) != set(tokenize(text)) and not any(map(frequency, rest))
+                together = subject_left_out(text, tokenize(text), frequency, total, share)
+                assert together == (embedded, only), (text, counts, total, share)
+                assert only_the_subject_matched(text, frequency, total, share) == only
 
 
 def test_only_the_subject_matched_when_no_row_holds_the_other_words() -> None:
