@@ -69,7 +69,7 @@ def frequency_of(snapshot: Snapshot, view: IntArray) -> Callable[[str], int]:
             if posting is None:
                 found = 0
             else:
-                found = len(posting[0]) if everything else int(held[posting[0]].sum())
+                found = len(posting[0]) if everything else int(np.count_nonzero(held[posting[0]]))
             counted[term] = found
         return found
 
