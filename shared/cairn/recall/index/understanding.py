@@ -56,9 +56,8 @@ def frequency_of(snapshot: Snapshot, view: IntArray) -> Callable[[str], int]:
     """How many of the view's rows hold a term, counted from its postings (as
     ``query_weight`` counts them) the first time it is asked."""
     everything = whole(snapshot, view)
-    held = np.ones(0, dtype=bool)
+    held = np.zeros(0 if everything else snapshot.size, dtype=bool)  # read only for a part
     if not everything:
-        held = np.zeros(snapshot.size, dtype=bool)
         held[view] = True
     counted: dict[str, int] = {}
 
