@@ -95,6 +95,11 @@ def test_resumed_dedup_is_dedup_of_the_whole_ranking(
         want = deduplicate(ranked, policy, limit, any_trusted=any_trusted)
         assert [id(r) for r in got.kept] == [id(r) for r in want.kept]
         assert got.dropped == want.dropped
+        # What the visit read: up to the last survivor once ``limit`` are kept, else all.
+        if len(got.kept) == limit:
+            assert ranked[resumed.visited - 1] is got.kept[-1]
+        else:
+            assert resumed.visited == len(ranked)
 
 
 # The index's widening: rows of one clock hour share a recency bound, so a later widening of

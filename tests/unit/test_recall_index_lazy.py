@@ -19,7 +19,8 @@ from cairn.clock import FixedClock
 from cairn.models import RecordVersion, Scope, Source, SourceKind
 from cairn.ports import Stores
 from cairn.recall import RecallQuery, recall
-from cairn.recall.candidates import epoch_micros
+from cairn.recall.candidates import Candidate, epoch_micros
+from cairn.recall.index import shortlisted
 from cairn.recall.index.shortlisted import exact_micros
 from cairn.recall.query import DEFAULT_POLICY
 from cairn.store.sqlite import SQLiteBackend
@@ -79,6 +80,42 @@ def test_a_warm_recall_parses_only_the_entries_it_shows(tmp_path: Path, parsed: 
         assert len(shown) == 4
         assert found.counts.deduplicated >= 11  # the repeats were ranked, then dropped
         assert set(parsed) <= shown
+
+
+def test_a_warm_recall_makes_candidates_only_for_the_rows_dedup_visits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Candidate:
+        candidate = Candidate(*args, **kwargs)
+        made.append(candidate.record_id)
+        return candidate
+
+    with SQLiteBackend(tmp_path / "cairn.db", FixedClock(NOW)) as backend:
+        stores = backend.stores()
+        for i in range(40):  # distinct, so the first shortlist ranks many more than it shows
+            remember(stores, f"Drinks green tea with friend number {i}")
+        recall(
+            SCOPE,
+            RecallQuery(text="friend"),
+            stores=stores,
+            embedder=EMBEDDER,
+            clock=FixedClock(NOW),
+        )
+        monkeypatch.setattr(shortlisted, "Candidate", counted)
+        found = recall(
+            SCOPE,
+            RecallQuery(text="green tea with a friend", top_k=2),
+            stores=stores,
+            embedder=EMBEDDER,
+            clock=FixedClock(NOW),
+            policy=NO_CONTEXT,
+        )
+        assert len(found.entries) == 2
+        # Ranked: the first shortlist's 16 rows; made: the two shown and what dedup dropped.
+        assert len(made) == 2 + found.counts.deduplicated
+        assert {entry.version.record_id for entry in found.entries} <= set(made)
 
 
 @given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2105, 12, 31)))

@@ -105,6 +105,12 @@ class Deduplication:
         self._untrusted = 0
         self._dropped = 0
 
+    @property
+    def visited(self) -> int:
+        """How many of the ranking's first entries the visit has read: up to the last survivor
+        when ``limit`` were found."""
+        return len(self._trail)
+
     def over(self, ranked: Sequence[Ranked], *, unchanged: int) -> Deduplicated:
         """Dedup's answer over ``ranked``, whose first ``unchanged`` entries are the first of
         the ranking the last call was given (0 on a first call)."""

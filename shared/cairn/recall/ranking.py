@@ -64,10 +64,11 @@ def ranking_score(
 ) -> float:
     """The score a record ranks by; in [0, relevance], 0 whenever relevance is 0."""
     age = epoch_micros(now) - epoch_micros(last_seen_at)
-    return _score(relevance, confidence, age, policy)
+    return row_score(relevance, confidence, age, policy)
 
 
-def _score(relevance: float, confidence: float, age_micros: int, policy: RecallPolicy) -> float:
+def row_score(relevance: float, confidence: float, age_micros: int, policy: RecallPolicy) -> float:
+    """``ranking_score`` for a record last confirmed ``age_micros`` microseconds ago."""
     w = policy.recency_weight
     fresh = _recency(age_micros, policy.recency_half_life_days)
     return relevance * ((1 - w) * confidence_multiplier(confidence, policy) + w * fresh)
@@ -87,7 +88,7 @@ def scored(relevant: Sequence[Relevant], policy: RecallPolicy, now: datetime) ->
         Ranked(
             candidate=item.candidate,
             relevance=item.relevance,
-            score=_score(
+            score=row_score(
                 item.relevance,
                 item.candidate.confidence,
                 now_micros - item.candidate.last_seen_micros,
@@ -100,4 +101,9 @@ def scored(relevant: Sequence[Relevant], policy: RecallPolicy, now: datetime) ->
 
 def rank_key(item: Ranked) -> tuple[float, float, str]:
     """``rank``'s order: score, then relevance, then record id (a total order)."""
-    return (-item.score, -item.relevance, item.candidate.record_id)
+    return order_key(item.score, item.relevance, item.candidate.record_id)
+
+
+def order_key(score: float, relevance: float, record_id: str) -> tuple[float, float, str]:
+    """``rank_key`` of a candidate with this score, relevance and record id."""
+    return (-score, -relevance, record_id)

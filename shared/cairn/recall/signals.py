@@ -47,6 +47,17 @@ def in_periods(version: RecordVersion, periods: Sequence[Period], lag: timedelta
     return any(period.holds(when, lag=lag) for period in periods)
 
 
+def looked_for(
+    query_text: str, now: datetime, policy: RecallPolicy
+) -> tuple[frozenset[str], tuple[Period, ...]]:
+    """What ``boost`` looks for in a record: the query's keyword tokens (when the entity weight
+    is above 0) and the periods it names (when the temporal weight is); both empty, it changes
+    nothing."""
+    tokens = frozenset(tokenize(query_text)) if policy.entity_weight > 0 else frozenset()
+    periods = query_periods(query_text, now) if policy.temporal_weight > 0 else ()
+    return tokens, periods
+
+
 def boost(
     relevant: Sequence[Relevant], query_text: str, now: datetime, policy: RecallPolicy
 ) -> tuple[Relevant, ...]:
@@ -54,8 +65,7 @@ def boost(
     the same objects back when every weight is 0 or the query names no one and no time."""
     entity_weight = policy.entity_weight
     temporal_weight = policy.temporal_weight
-    tokens = frozenset(tokenize(query_text)) if entity_weight > 0 else frozenset()
-    periods = query_periods(query_text, now) if temporal_weight > 0 else ()
+    tokens, periods = looked_for(query_text, now, policy)
     if not tokens and not periods:
         return tuple(relevant)
     lag = timedelta(days=policy.temporal_lag_days)

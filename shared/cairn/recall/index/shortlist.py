@@ -31,13 +31,12 @@ from cairn.recall.index.scoring import (
     keyword_scores,
     screen,
 )
-from cairn.recall.index.shortlisted import GrowingRanking, relevant_rows
+from cairn.recall.index.shortlisted import GrowingRanking, ShortlistRows
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
 from cairn.recall.index.understanding import understand
 from cairn.recall.keywords import tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
-from cairn.recall.ranking import Ranked, scored
-from cairn.recall.signals import boost
+from cairn.recall.ranking import Ranked
 from cairn.recall.temporal import query_periods
 
 # The first shortlist: two candidates an entry, room for a paraphrase each; then 6x. On the
@@ -201,17 +200,14 @@ def _shortlist(
         else:
             fresh = np.flatnonzero(~taken)
         taken[fresh] = True
-        items = relevant_rows(snapshot, view, keyword, found, positions[fresh], values[fresh])
-        ranked, unchanged = growing.merge(
-            scored(boost(items, query.text, now, policy), policy, now)
-        )
+        rows = ShortlistRows(snapshot, view, keyword, found, positions[fresh], values[fresh])
+        ranked, unchanged = growing.merge(rows, rows.boosted(query.text, now, policy), policy, now)
         # Every row not ranked yet is bounded by the largest bound left.
         left_out = float(bound[~taken].max()) if len(ranked) < len(positions) else -1.0
         unique = dedup.over(ranked, unchanged=unchanged)
         kept = unique.kept
         if len(kept) == query.top_k and left_out < kept[-1].score:
-            last = next(i for i, r in enumerate(ranked) if r is kept[-1])
-            return tuple(ranked[: last + 1]), unique
+            return tuple(ranked[: dedup.visited]), unique  # up to the last survivor
         if len(ranked) >= len(positions):
             return tuple(ranked), unique
         size = min(len(positions), size * _WIDEN)
