@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import struct
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,7 +15,7 @@ from cairn.changes import Create, NewRecord
 from cairn.models import RecordVersion, Scope, Source, SourceKind
 from cairn.recall import RecallPolicy
 from cairn.recall.candidates import Candidate
-from cairn.recall.ranking import rank, ranking_score, recency
+from cairn.recall.ranking import confidence_multiplier, rank, ranking_score, recency, row_score
 from cairn.recall.relevance import Relevant
 from cairn.versioning import plan_writes
 
@@ -142,3 +144,30 @@ def test_equal_scores_rank_by_record_id_so_recall_is_deterministic() -> None:
     for given_order in ([first, second], [second, first]):
         ids = [r.candidate.version.record_id for r in rank(given_order, RecallPolicy(), NOW)]
         assert ids == [A_ID, B_ID]
+
+
+def _bits(value: float) -> bytes:
+    return struct.pack("<d", value)
+
+
+@given(
+    relevance=st.floats(0.0, 1.0),
+    confidence=st.sampled_from((math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, 1.5, -0.5))
+    | st.floats(allow_nan=True, allow_infinity=True),
+    age_micros=st.integers(-(10**18), 10**18) | st.sampled_from((-1, 0, 1)),
+    half_life=st.floats(0.01, 36_500.0),
+)
+def test_the_score_clamps_pick_exactly_what_max_and_min_pick(
+    relevance: float, confidence: float, age_micros: int, half_life: float
+) -> None:
+    """The clamps are comparisons (``max``/``min`` are slow calls once per ranked row): the
+    same doubles, NaN and -0.0 included."""
+    policy = RecallPolicy(recency_half_life_days=half_life)
+    low, high = policy.confidence_multiplier_min, policy.confidence_multiplier_max
+    multiplier = low + (high - low) * min(1.0, max(0.0, confidence))
+    assert _bits(confidence_multiplier(confidence, policy)) == _bits(multiplier)
+    days = max(0.0, (age_micros / 1_000_000) / 86_400.0)
+    fresh = 0.5 ** (days / half_life)
+    w = policy.recency_weight
+    want = relevance * ((1 - w) * multiplier + w * fresh)
+    assert _bits(row_score(relevance, confidence, age_micros, policy)) == _bits(want)

@@ -45,14 +45,17 @@ def recency(last_seen_at: datetime, now: datetime, half_life_days: float) -> flo
 def _recency(age_micros: int, half_life_days: float) -> float:
     # ``timedelta.total_seconds`` is its microseconds over 10**6 (integer true division), so
     # this is the double the datetime arithmetic gives.
-    age_days = max(0.0, (age_micros / _MICROS_PER_SECOND) / _SECONDS_PER_DAY)
-    return float(0.5 ** (age_days / half_life_days))
+    # The clamps below are written as comparisons, not ``max``/``min`` (slow calls here, once
+    # per ranked row): each picks what those would, NaN and -0.0 included.
+    age_days = (age_micros / _MICROS_PER_SECOND) / _SECONDS_PER_DAY
+    return float(0.5 ** ((age_days if age_days > 0.0 else 0.0) / half_life_days))
 
 
 def confidence_multiplier(confidence: float, policy: RecallPolicy) -> float:
     """Maps confidence 0..1 linearly onto [confidence_multiplier_min, confidence_multiplier_max]."""
     low, high = policy.confidence_multiplier_min, policy.confidence_multiplier_max
-    return low + (high - low) * min(1.0, max(0.0, confidence))
+    at_least_0 = confidence if confidence > 0.0 else 0.0  # max(0.0, confidence)
+    return low + (high - low) * (at_least_0 if at_least_0 < 1.0 else 1.0)  # min(1.0, ...)
 
 
 def ranking_score(
