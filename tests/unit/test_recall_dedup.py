@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cairn.changes import Create, NewRecord
 from cairn.models import Scope, Source, SourceKind
@@ -188,3 +190,23 @@ def test_untrusted_lines_spend_at_most_their_share_of_the_block_bytes() -> None:
     room = policy.block_byte_limit - frame_bytes()
     assert sum(line_cost(e) for e in untrusted) <= 0.5 * room
     assert "Prefers a window seat" in [e.text for e in result.entries]
+
+
+@given(seed=st.integers(0, 2**32 - 1), spread=st.floats(0.05, 0.8))
+def test_dedup_keeps_a_candidate_exactly_when_it_is_no_paraphrase_of_a_kept_one(
+    seed: int, spread: float
+) -> None:
+    """Dedup's own visit (what depends on the later candidate looked up once, the dot product
+    called as a method) decides as ``is_paraphrase`` does pair by pair, on 384-float vectors
+    whose cosines fall on both sides of the threshold."""
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal(384)
+    vectors = [base + spread * rng.standard_normal(384) for _ in range(12)]
+    items = [ranked(i, f"fact {i}", list(v), 1.0 - i / 100) for i, v in enumerate(vectors)]
+    policy = RecallPolicy(dedup_cosine=0.9)
+    kept: list[Ranked] = []
+    for item in items:
+        if not any(is_paraphrase(item.candidate, k.candidate, policy) for k in kept):
+            kept.append(item)
+    got = deduplicate(items, policy, limit=len(items))
+    assert [id(r) for r in got.kept] == [id(r) for r in kept]

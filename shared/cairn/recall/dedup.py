@@ -168,7 +168,8 @@ def _duplicates_any(later: _Facts, kept: Sequence[_Facts], policy: RecallPolicy)
         if digest == other.digest:
             return True
         if vector is not None and other.vector is not None:
-            if float(np.dot(vector, other.vector)) >= cosine:
+            # ``np.dot``'s own implementation, called as a method: a third less per pair.
+            if float(vector.dot(other.vector)) >= cosine:
                 return True
         elif jaccard(later.tokens, other.tokens) >= overlap:
             return True
