@@ -5,11 +5,11 @@ hits that lend, and then only a shortlist becomes candidates: the rows with the 
 bound on their final score. The bound takes the largest factor each later step could apply
 (query signals at full weight, recency as of the end of the row's hour plus a margin), so no row
 outside the shortlist can score more than its bound. The shortlist is ranked by the scan's own
-functions (``boost``, ``rank``) and deduplicated; it is enough once ``top_k`` survivors are
-found and every row left out is bounded strictly below the last of them, else it widens
-(6x) until it is, or until it holds every relevant row. What is returned is therefore a prefix
-of the scan's ranking, long enough that dedup and the budget choose exactly what they would
-from the whole ranking.
+functions (``boost``, ``rank``'s score and key) and deduplicated; it is enough once ``top_k``
+survivors are found and every row left out is bounded strictly below the last of them, else it
+widens (6x) until it is, or until it holds every relevant row. What is returned is therefore a
+prefix of the scan's ranking, long enough that dedup and the budget choose exactly what they
+would from the whole ranking.
 """
 
 from __future__ import annotations

@@ -222,7 +222,8 @@ class GrowingRanking:
 
 
 class _Ranking(Sequence[Ranked]):
-    """The ranking's entries as ``Ranked``, each made when first read."""
+    """The ranking's entries as ``Ranked``, each made when first read (a view: the next
+    ``merge`` reorders it)."""
 
     __slots__ = ("_entries", "_made")
 
