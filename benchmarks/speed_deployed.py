@@ -31,8 +31,7 @@ from benchmarks.speed_moto import measure as measure_moto
 from benchmarks.speed_recall import real_and_stretched
 from benchmarks.timing import time_each
 from cairn.embed.onnx import OnnxEmbedder
-from cairn.ports import FloatMatrix
-from cairn.recall.candidates import FloatVector
+from cairn.ports import FloatMatrix, FloatVector
 from cairn.recall.cosines import unit_rows
 
 FULL = {"moto": {1_000: 5, 10_000: 2, 100_000: 1}, "http": {1_000: 30, 10_000: 15}}

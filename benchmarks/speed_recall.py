@@ -23,15 +23,10 @@ from benchmarks.vectors import embed_all
 from cairn.changes import MAX_CHANGES_PER_APPLY, Create, NewRecord, Vector
 from cairn.clock import FixedClock
 from cairn.models import EmbedderId, Scope, Source, SourceKind, VersionRef
-from cairn.ports import MAX_PAGE_SIZE, Embedder, FloatMatrix, Stores
+from cairn.ports import MAX_PAGE_SIZE, Embedder, FloatMatrix, FloatVector, Stores
 from cairn.recall import DEFAULT_POLICY, RecallQuery, recall
 from cairn.recall.budget import clamp
-from cairn.recall.candidates import (
-    FloatVector,
-    gather,
-    live_heads,
-    searchable_text,
-)
+from cairn.recall.candidates import gather, live_heads, searchable_text
 from cairn.recall.cosines import row_cosines, unit, unit_rows
 from cairn.recall.dedup import deduplicate
 from cairn.recall.keywords import bm25_scores, tokenize

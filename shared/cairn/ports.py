@@ -61,6 +61,8 @@ from cairn.rollout.index import (
 from cairn.rollout.payload import RolloutNotice
 
 FloatMatrix = npt.NDArray[np.float32]
+# One vector (a row of a FloatMatrix).
+FloatVector = npt.NDArray[np.float32]
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000

@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from botocore.exceptions import BotoCoreError, ClientError, ConnectTimeoutError, ReadTimeoutError
 
 from cairn.errors import (
@@ -44,7 +43,7 @@ from cairn.errors import (
 )
 from cairn.llm.bedrock import translated
 from cairn.models import EmbedderId
-from cairn.ports import FloatMatrix
+from cairn.ports import FloatMatrix, FloatVector
 
 MODEL_ID = "amazon.titan-embed-text-v2:0"
 DIMS = 1024
@@ -52,8 +51,6 @@ SUPPORTED_DIMS = (256, 512, 1024)  # the only widths Titan v2 accepts
 MAX_TEXT_CHARS = 8_192
 MODEL_MAX_CHARS = 50_000  # the model's own character limit; max_chars may not exceed it
 DEFAULT_TIMEOUT_SECONDS = 10.0
-
-FloatVector = npt.NDArray[np.float32]
 
 
 class BedrockEmbedder:

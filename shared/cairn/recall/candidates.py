@@ -20,17 +20,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 
 from cairn.models import RecordVersion, Scope, Trust, VersionRef
-from cairn.ports import MAX_PAGE_SIZE, Embedder, RecordStore
+from cairn.ports import MAX_PAGE_SIZE, Embedder, FloatVector, RecordStore
 from cairn.recall.cosines import row_cosines, unit, unit_rows
 from cairn.recall.keywords import bm25_scores, tokenize
 from cairn.recall.query import RecallPolicy, RecallQuery
 from cairn.recall.subject import embedding_text, only_the_subject_matched
 from cairn.scope_guard import in_scope
 
-FloatVector = npt.NDArray[np.float32]
 # Whether a live head may be recalled, decided from the version alone (never from a score).
 RecordFilter = Callable[[RecordVersion], bool]
 

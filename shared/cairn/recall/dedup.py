@@ -24,7 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from cairn.recall.candidates import Candidate, FloatVector
+from cairn.ports import FloatVector
+from cairn.recall.candidates import Candidate
 from cairn.recall.keywords import jaccard
 from cairn.recall.query import RecallPolicy
 from cairn.recall.ranking import Ranked
