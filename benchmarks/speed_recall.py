@@ -86,8 +86,8 @@ class SizeResult:
     The floor is what no recall can go under on this machine: embed the query, then one pass
     over the scope's unit matrix, timed in the same run: the faster (by median) of ``M @ q``
     (numpy as installed: BLAS, two threads here, slow when the cores are contended) and the
-    row-by-row pass recall itself makes (``row_cosines``: one thread, or two halves on two
-    threads past ``SPLIT_ROWS`` rows).
+    row-by-row pass recall itself makes (``row_cosines``: one thread, or chunks shared with a
+    helper thread from ``SPLIT_ROWS`` rows).
     """
 
     records: int

@@ -193,8 +193,8 @@ def render_speed(run: SpeedRun, image: Path | None) -> str:
         "- floor: what no recall can go under here, measured in the same run: the query's "
         "embedding (median) plus one pass over the scope's unit float32 matrix, the faster by "
         "median of `M @ q` (numpy as installed: BLAS on two threads, slow when other work "
-        "holds the cores) and the row-by-row pass recall makes (one thread; past 32,768 rows "
-        "two halves on two threads, the same bits per row)",
+        "holds the cores) and the row-by-row pass recall makes (one thread; from 4,096 rows "
+        "chunks shared by two threads, the same bits per row)",
         "",
         "### Recall latency by scope size",
         "",

@@ -1,25 +1,29 @@
-"""The row pass in two halves gives every row the bits one pass gives it, in this process and
-in a forked child (where the parent's helper thread does not exist)."""
+"""The row pass shared with a helper thread gives every row the bits one pass gives it, in this
+process and in a forked child (where the parent's helper thread does not exist), and never
+waits for a helper that has not started."""
 
 from __future__ import annotations
 
 import os
 import signal
 import sys
+import threading
 import time
 
 import numpy as np
 import pytest
 
 from cairn.recall import cosines
-from cairn.recall.cosines import SPLIT_ROWS, row_cosines
+from cairn.recall.cosines import CHUNK_ROWS, SPLIT_ROWS, row_cosines
 
 
 def _bits(values: np.ndarray) -> bytes:
     return np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).tobytes()
 
 
-@pytest.mark.parametrize("rows", [SPLIT_ROWS - 1, SPLIT_ROWS, SPLIT_ROWS + 7, 2 * SPLIT_ROWS + 1])
+@pytest.mark.parametrize(
+    "rows", [SPLIT_ROWS - 1, SPLIT_ROWS, SPLIT_ROWS + 7, 5 * CHUNK_ROWS, 5 * CHUNK_ROWS + 1]
+)
 def test_a_split_pass_gives_each_row_the_bits_of_one_pass(rows: int) -> None:
     rng = np.random.default_rng(rows)
     matrix = rng.standard_normal((rows, 384), dtype=np.float32)
@@ -72,3 +76,20 @@ def test_a_forked_child_scores_a_large_matrix(monkeypatch: pytest.MonkeyPatch) -
         os.waitpid(child, 0)
         pytest.fail("the forked child never finished its row pass")
     assert os.waitstatus_to_exitcode(done[1]) == 0
+
+
+def test_a_helper_that_has_not_started_is_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another recall holds the helper thread: this pass scores every chunk itself, withdraws
+    # the helper's turn and returns while the helper is still busy.
+    monkeypatch.setattr(cosines, "_usable_cpus", lambda: 2)
+    release = threading.Event()
+    busy = cosines._helper_thread().submit(release.wait, 60)
+    try:
+        rng = np.random.default_rng(7)
+        matrix = rng.standard_normal((3 * CHUNK_ROWS + 5, 384), dtype=np.float32)
+        query = rng.standard_normal(384, dtype=np.float32)
+        assert _bits(row_cosines(matrix, query)) == _bits(np.vecdot(matrix, query))
+        assert not busy.done()  # returned without the helper
+    finally:
+        release.set()
+        busy.result(timeout=60)

@@ -6,27 +6,33 @@ gets), not BLAS ``gemv``, which blocks rows so that a row's last bits change wit
 shape. So a row's value never depends on which other rows share the matrix, which is what lets
 a recall index answer over a cached matrix exactly as a scan over just the filtered rows does.
 
-A large matrix is scored in two halves at once, one on a helper thread (``np.vecdot`` releases
-the GIL): each row's dot is the same computation either way, so the bits do not change, and
-the pass is memory-bound, so two cores read it faster than one (measured quiet on 2 cores at
-100,000 x 384: 11.7 ms on one thread, 8.8 ms in two halves; at 10,000 rows the hand-off costs
-about what it saves, hence ``SPLIT_ROWS``). With one usable CPU it stays one pass.
+A matrix of ``SPLIT_ROWS`` rows or more is scored in chunks of ``CHUNK_ROWS`` that this thread
+and one helper thread take in turn (``np.vecdot`` releases the GIL): each row's dot is the same
+computation either way, so the bits do not change, and the pass is memory-bound, so two cores
+read it faster than one. The calling thread never waits for a helper that has not started
+(another recall holds it, or no core is free): it scores every chunk itself and withdraws the
+helper's turn, so a busy machine costs at most one chunk's wait over a single pass. With one
+usable CPU it stays one pass.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["SPLIT_ROWS", "row_cosines", "unit", "unit_rows"]
+from cairn.ports import FloatVector
 
-FloatVector = npt.NDArray[np.float32]
+__all__ = ["CHUNK_ROWS", "SPLIT_ROWS", "row_cosines", "unit", "unit_rows"]
 
-SPLIT_ROWS = 32_768
+# 2,048 x 384 float32 rows are 3 MiB, a fraction of a millisecond to score: small enough that
+# the last chunk's wait is short, large enough that taking a turn costs next to nothing.
+CHUNK_ROWS = 2_048
+SPLIT_ROWS = 2 * CHUNK_ROWS  # at least one chunk each
 
 _lock = threading.Lock()
 _helper: tuple[int, ThreadPoolExecutor] | None = None  # (the pid it was made in, the thread)
@@ -53,12 +59,23 @@ def row_cosines(matrix: npt.NDArray[np.float32], query: FloatVector) -> FloatVec
     if rows < SPLIT_ROWS or _usable_cpus() < 2:
         result: FloatVector = np.vecdot(matrix, query)
         return result
-    half = rows // 2
     out: FloatVector = np.empty(rows, dtype=np.result_type(matrix.dtype, query.dtype))
-    later = _helper_thread().submit(np.vecdot, matrix[half:], query, out=out[half:])
-    np.vecdot(matrix[:half], query, out=out[:half])
-    later.result()
+    # One iterator of chunk starts shared by both threads: a range iterator hands out each
+    # start once (its ``next`` never releases the GIL).
+    starts = iter(range(0, rows, CHUNK_ROWS))
+    helping = _helper_thread().submit(_score_chunks, matrix, query, out, starts)
+    _score_chunks(matrix, query, out, starts)
+    if not helping.cancel():  # it started: wait for the chunk it is scoring
+        helping.result()
     return out
+
+
+def _score_chunks(
+    matrix: npt.NDArray[np.float32], query: FloatVector, out: FloatVector, starts: Iterator[int]
+) -> None:
+    for start in starts:
+        end = start + CHUNK_ROWS
+        np.vecdot(matrix[start:end], query, out=out[start:end])
 
 
 def unit(vector: npt.ArrayLike) -> FloatVector:
