@@ -902,7 +902,10 @@ THREAD_EDGES = frozenset({EdgeKind.PART_OF.value, EdgeKind.DISCUSSED_IN.value})
 
 
 def stored_threads(sources: list[dict[str, Any]], edges: list[dict[str, Any]]) -> frozenset[Thread]:
-    """``cairn.recall.expansion.threads`` of a stored row's sources and edges (their JSON)."""
+    """``cairn.recall.expansion.threads`` of a stored row's sources and edges (their JSON):
+    none for a record distilled by extraction (a source cites a rollout)."""
+    if any(source.get("rollout_id") for source in sources):
+        return frozenset()
     found: list[Thread] = []
     for source in sources:
         session = source.get("session_id")
@@ -974,7 +977,8 @@ class IndexRowReader(Protocol):
     ) -> list[IndexRow]:
         """Every active head of ``scope`` in record-id order, each with its stored vector made
         by ``embedder`` (if any): ``searchable`` is the content, keywords, entities and tags
-        joined by spaces, ``threads`` its source sessions and part_of/discussed_in targets.
+        joined by spaces, ``threads`` its source sessions and part_of/discussed_in targets
+        (``cairn.recall.expansion.threads``: none for a record distilled from a rollout).
         ``progress`` hears (rows read, rows in all); a reader that cannot count ahead calls it
         once, at the end."""
         ...

@@ -16,10 +16,13 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from cairn.changes import Create, NewRecord, Retract, Vector
 from cairn.clock import FixedClock
 from cairn.models import RecordVersion, Source, SourceKind
 from cairn.recall.index.catch_up import DELTA_MIN_ROWS
+from cairn.recall.index.snapshot_file import FORMAT
 from cairn.store.sqlite import SQLiteBackend
 from cairn.store.sqlite.backend import snapshot_folder_of
 from cairn.store.sqlite.codec import encode_vector
@@ -184,21 +187,28 @@ def test_a_generation_moved_with_no_change_in_the_feed_is_a_rebuild(tmp_path: Pa
         assert counts(stores) == (0, 2, 0)  # no delta: rebuilt, and the file written again
 
 
-def test_a_file_written_before_the_re_embedded_change_is_never_caught_up_from(
-    tmp_path: Path,
+@pytest.mark.parametrize("older", [1, 2])
+def test_a_file_of_an_older_format_is_never_read_nor_caught_up_from(
+    tmp_path: Path, older: int
 ) -> None:
+    """Format 1 predates the ``re-embedded`` change, format 2 put a record distilled from a
+    rollout in its session's thread: either is rebuilt, at its own generation or behind."""
     clock, store = FixedClock(), tmp_path / "cairn.db"
     with SQLiteBackend(store, clock) as backend:
         stores = backend.stores()
         write(stores, ["Prefers green tea"])
         (bare,) = stores.records.apply(SCOPE, [Create(record=_bare(PRIVATE + " aubergine tea"))])
         asked(stores, clock)
-    for path in snapshot_folder_of(store).rglob("*"):  # as the older cairn wrote it
-        if path.is_file() and b'"format":2,' in (data := path.read_bytes()):
-            path.write_bytes(data.replace(b'"format":2,', b'"format":1,', 1))
-    with SQLiteBackend(store, clock) as reopened:  # at its own generation it is still used
+    current = f'"format":{FORMAT},'.encode()
+    for path in snapshot_folder_of(store).rglob("*"):  # as an older cairn wrote it
+        if path.is_file() and current in (data := path.read_bytes()):
+            path.write_bytes(data.replace(current, f'"format":{older},'.encode(), 1))
+    with SQLiteBackend(store, clock) as reopened:  # at its own generation: rebuilt
         assert seen(asked(reopened.stores(), clock)) == scanned(reopened.stores(), clock)
-        assert counts(reopened.stores()) == (1, 0, 0)
+        assert counts(reopened.stores()) == (0, 1, 0)
+    for path in snapshot_folder_of(store).rglob("*"):
+        if path.is_file() and current in (data := path.read_bytes()):
+            path.write_bytes(data.replace(current, f'"format":{older},'.encode(), 1))
     _as_an_older_cairn_reembeds(store, bare)
     with SQLiteBackend(store, clock) as upgraded:  # then a write by this code, in the feed
         stores = upgraded.stores()

@@ -36,8 +36,8 @@ the rows, and a persisted snapshot is written again) when:
   stored with no change), or a quarantine change (DynamoDB): only a rebuild sees it (a write
   landing between the recall's generation read and its feed read, taken in already, costs a
   rebuild too many the next time, never a stale answer). A base built before the kind existed
-  is never caught up from: a persisted file of that time (``snapshot_file`` format 1) is used
-  only at its own generation.
+  is never caught up from: a persisted file of that time (``snapshot_file`` format 1) is never
+  read.
 """
 
 from __future__ import annotations

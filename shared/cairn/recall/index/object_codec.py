@@ -39,8 +39,10 @@ MAGIC = b"CAIRNIX1"
 # 4: written by code whose feed holds a ``re-embedded`` change for every vector stored; a
 # format-3 object's sequence may predate a vector stored with no change, so it reads with
 # none, as a format-2 object does (``object_patch``).
-FORMAT = 4
-_READABLE = (2, 3, FORMAT)
+# 5: a record distilled from a rollout is in no thread (``cairn.ports.stored_threads``); an
+# older object may hold one in a thread, so it is another format: rebuilt, never read.
+FORMAT = 5
+_READABLE = (FORMAT,)
 _LENGTH = struct.Struct("<I")
 
 
@@ -145,7 +147,7 @@ def _decode(blob: bytes, embedder: EmbedderId | None) -> DecodedObject:
     matrix = matrix.reshape(count, dims) if dims else matrix.reshape(0, 0)
     rows = [_row(entry, matrix) for entry in listed]
     quarantine = tuple(QuarantineEntry.model_validate(e) for e in header["quarantine"])
-    sequence = header.get("sequence") if header["format"] == FORMAT else None
+    sequence = header.get("sequence")
     return DecodedObject(
         generation=str(header["generation"]),
         rows=rows,

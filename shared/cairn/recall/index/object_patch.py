@@ -20,9 +20,8 @@ older writer's write followed by a newer one's, lasts at most that long).
 
 A vector added by re-embedding (``cairn reindex``) is a ``re-embedded`` change in the feed,
 patched like any other: that record's head and its vector are read again. An object written
-before that kind existed (format 3 and older, ``object_codec``) holds no position to patch
-from, so it is used only at its own generation: a vector an older writer stored with no change
-after it cannot hide behind a later change.
+before that kind existed (format 3 and older, ``object_codec``) is never read, so a vector an
+older writer stored with no change after it cannot hide behind a later change.
 
 Requests: a GetItem of the sequence, one feed Query, and per 100 changed records one
 BatchGetItem of heads and one of their vectors; never a read of the unchanged rows.

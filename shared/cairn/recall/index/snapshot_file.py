@@ -39,10 +39,10 @@ from cairn.recall.index.streamed import Sections
 
 MAGIC = b"CAIRNSN1"
 # 2: written by code whose change feed holds a ``re-embedded`` change for every vector stored.
-# A format-1 file is read at its own generation only: its feed position may predate a vector
-# an older writer stored with no change, so it is never caught up from (``catch_up``).
-FORMAT = 2
-_READABLE = (1, FORMAT)
+# 3: a record distilled from a rollout is in no thread (``cairn.ports.stored_threads``); an
+# older file may hold one as a thread's member, so it is rebuilt, never read.
+FORMAT = 3
+_READABLE = (FORMAT,)
 _LENGTH = struct.Struct("<I")
 _ALIGN = 64
 _PAD = bytes(_ALIGN)
@@ -156,8 +156,6 @@ def _load(mapping: mmap.mmap, stamp: Stamp) -> tuple[Snapshot, str, Position | N
         wanted["generation"] = header["generation"]
     if {key: header[key] for key in wanted} != wanted:
         return None  # another scope, generation or embedding space
-    if header["format"] != FORMAT and stamp.generation == ANY_GENERATION:
-        return None  # a format-1 file behind the store: rebuilt, never caught up from
     sections = _sections(mapping, header, body)
 
     def intact() -> bool:  # an erase zeroes the magic before anything else
