@@ -219,6 +219,7 @@ class _Line:
             last_seen=view["last_seen"],
             trusted=view["trusted"],
             thread_rows=Threads(base.thread_rows, self.remap, new.threads, size),
+            row_threads=Merged(source, base.row_threads, [r.threads for r in new.rows]),
             vector_rows=view["vector_rows"],
             matrix=view["matrix"],
             loaders=Merged(source, BaseVersions(base), [r.load for r in new.rows]),

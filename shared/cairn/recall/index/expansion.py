@@ -1,14 +1,15 @@
 """Step 2b over a snapshot: context expansion (``cairn.recall.expansion``) on the few hits
-that lend, walking their threads' rows (``Snapshot.thread_rows``), with the screened positions
-and relevance kept in arrays (half a scope may pass the floor)."""
+that lend, walking their threads' rows (``Snapshot.row_threads``, ``Snapshot.thread_rows``; no
+lender's version is parsed), with the screened positions and relevance kept in arrays (half a
+scope may pass the floor)."""
 
 from __future__ import annotations
 
 import bisect
+from datetime import datetime
 
 import numpy as np
 
-from cairn.recall.expansion import threads
 from cairn.recall.index.layout import whole
 from cairn.recall.index.scoring import Screened
 from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot
@@ -67,10 +68,12 @@ def _lent(
     lent: dict[int, float] = {}
     for j in order.tolist():
         hit_relevance = float(relevance[j])
-        version = snapshot.version(int(view[int(positions[j])]))
-        where = (version.first_seen_at, version.record_id)
-        for thread in threads(version):
+        row = int(view[int(positions[j])])
+        where: tuple[datetime, str] | None = None
+        for thread in snapshot.row_threads[row]:
             members = snapshot.thread_rows[thread]
+            if where is None:  # the lender's own (first_seen_at, record id), as its threads hold it
+                where = members.positions[int(np.flatnonzero(members.rows == row)[0])]
             # The members' view positions (a row's own, when the view is every row).
             targets, spots = members.rows.tolist(), members.positions
             if not everything:  # only the members in view

@@ -158,6 +158,39 @@ class _Threads(Mapping[Thread, ThreadRows]):
         return len(self._number)
 
 
+class _RowThreads(Sequence[tuple[Thread, ...]]):
+    """Each row's threads, read from the thread sections backwards: which threads' members
+    a row is among, inverted for every row at once when a row is first asked (one stable
+    sort of the members), so expansion never parses a lender for its threads."""
+
+    def __init__(self, size: int, threads: list[Thread], rows: IntArray, starts: IntArray) -> None:
+        self._size, self._threads, self._rows, self._starts = size, threads, rows, starts
+        self._inverted: tuple[IntArray, IntArray] | None = None
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, row: int) -> tuple[Thread, ...]: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[tuple[Thread, ...]]: ...
+    def __getitem__(self, row: int | slice) -> Any:
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(self._size))]
+        if row < 0:
+            row += self._size
+        if not 0 <= row < self._size:
+            raise IndexError(row)
+        if self._inverted is None:
+            order = np.argsort(self._rows, kind="stable")
+            owner = np.repeat(np.arange(len(self._threads)), np.diff(self._starts))[order]
+            bounds = np.searchsorted(self._rows[order], np.arange(self._size + 1))
+            self._inverted = owner, bounds
+        owner, bounds = self._inverted
+        numbers = owner[int(bounds[row]) : int(bounds[row + 1])].tolist()
+        return tuple(self._threads[t] for t in numbers)
+
+
 def _loader(texts: _Texts, row: int) -> RowLoader:
     def load() -> RecordVersion:
         try:
@@ -205,6 +238,7 @@ def mapped_snapshot(
         thread_rows=_Threads(
             threads, arrays["thread_rows"], arrays["thread_starts"], arrays["first_seen_us"], texts
         ),
+        row_threads=_RowThreads(size, threads, arrays["thread_rows"], arrays["thread_starts"]),
         vector_rows=arrays["vector_rows"],
         matrix=matrix,
         loaders=_Column(size, lambda row: _loader(texts, row)),

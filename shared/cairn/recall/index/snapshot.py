@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -84,6 +84,9 @@ class Snapshot:
     last_seen: FloatArray
     trusted: npt.NDArray[np.bool_]
     thread_rows: Mapping[Thread, ThreadRows]
+    # Each row's threads (``cairn.recall.expansion.threads`` of its version): the threads of
+    # ``thread_rows`` the row is a member of.
+    row_threads: Sequence[Collection[Thread]]
     vector_rows: IntArray
     matrix: npt.NDArray[np.float32]
     loaders: Sequence[RowLoader]
@@ -176,6 +179,7 @@ def build_snapshot(
         last_seen=np.array([row.last_seen_at.timestamp() for row in rows], dtype=np.float64),
         trusted=np.array([row.trusted for row in rows], dtype=bool),
         thread_rows=_thread_rows(rows),
+        row_threads=tuple(row.threads for row in rows),
         vector_rows=vector_rows,
         matrix=matrix,
         loaders=tuple(row.load for row in rows),
