@@ -40,8 +40,14 @@ def assert_same(built: Snapshot, other: Snapshot) -> None:
     assert set(other.thread_rows) == set(built.thread_rows)
     for thread, members in built.thread_rows.items():
         assert np.array_equal(other.thread_rows[thread].rows, members.rows)
-        assert other.thread_rows[thread].positions == members.positions
+        assert tuple(other.thread_rows[thread].positions) == tuple(members.positions)
+        first_seen = other.thread_rows[thread].first_seen_us
+        assert first_seen.dtype == members.first_seen_us.dtype
+        assert first_seen.tolist() == members.first_seen_us.tolist()
     assert [other.version(i) for i in range(size)] == [built.version(i) for i in range(size)]
+    assert [sorted(other.row_threads[i]) for i in range(size)] == [
+        sorted(built.row_threads[i]) for i in range(size)
+    ]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

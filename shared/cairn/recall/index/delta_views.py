@@ -16,7 +16,7 @@ import numpy as np
 
 from cairn.ports import RowLoader
 from cairn.recall.expansion import Thread
-from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot, ThreadRows
+from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot, ThreadRows, epoch_micros
 
 # One new row's entry in a thread: (first_seen_at, record id, merged row).
 Member = tuple[Any, str, int]
@@ -141,6 +141,7 @@ class Threads(Mapping[Thread, ThreadRows]):
         made = ThreadRows(
             rows=np.array([m[2] for m in members], dtype=np.int64),
             positions=tuple((m[0], m[1]) for m in members),
+            first_seen_us=np.array([epoch_micros(m[0]) for m in members], dtype=np.int64),
         )
         return self._made.setdefault(thread, made)
 

@@ -5,9 +5,6 @@ scope may pass the floor)."""
 
 from __future__ import annotations
 
-import bisect
-from datetime import datetime
-
 import numpy as np
 
 from cairn.recall.index.layout import whole
@@ -69,22 +66,23 @@ def _lent(
     for j in order.tolist():
         hit_relevance = float(relevance[j])
         row = int(view[int(positions[j])])
-        where: tuple[datetime, str] | None = None
         for thread in snapshot.row_threads[row]:
             members = snapshot.thread_rows[thread]
-            if where is None:  # the lender's own (first_seen_at, record id), as its threads hold it
-                where = members.positions[int(np.flatnonzero(members.rows == row)[0])]
-            # The members' view positions (a row's own, when the view is every row).
-            targets, spots = members.rows.tolist(), members.positions
-            if not everything:  # only the members in view
+            # The members' view positions (a row's own, when the view is every row), their
+            # first_seen_at in microseconds, and where the lender is among them.
+            at = int(np.flatnonzero(members.rows == row)[0])
+            when = int(members.first_seen_us[at])
+            targets, instants = members.rows.tolist(), members.first_seen_us.tolist()
+            if not everything:  # only the members in view (the lender is one)
                 placed = in_view[members.rows]
                 kept = np.flatnonzero(placed >= 0)
-                targets, spots = placed[kept].tolist(), tuple(spots[k] for k in kept.tolist())
-            at = bisect.bisect_left(spots, where)
+                at = int(np.searchsorted(kept, at))
+                targets, instants = placed[kept].tolist(), members.first_seen_us[kept].tolist()
             for step in (-1, 1):
                 index, distance = at + step, 0
-                while 0 <= index < len(spots) and distance < span:
-                    gap = abs((spots[index][0] - where[0]).total_seconds())
+                while 0 <= index < len(instants) and distance < span:
+                    # Exactly timedelta.total_seconds(): whole microseconds over 10**6.
+                    gap = abs(instants[index] - when) / 1_000_000
                     if gap > window:
                         break
                     if gap > 0:

@@ -17,7 +17,7 @@ the store's before the erase or after it, never one ranked over half-zeroed arra
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -27,15 +27,20 @@ from pydantic import ValidationError
 from cairn.models import EmbedderId, RecordVersion
 from cairn.ports import RowLoader
 from cairn.recall.expansion import Thread
-from cairn.recall.index.snapshot import FloatArray, IntArray, Snapshot, ThreadRows
+from cairn.recall.index.snapshot import (
+    EPOCH,
+    MICROSECOND,
+    FloatArray,
+    IntArray,
+    Snapshot,
+    ThreadRows,
+)
 
 if TYPE_CHECKING:
     from cairn.recall.index.streamed import Sections
 
 TEXT_FIELDS = 3  # record id, content, version JSON
 _RECORD_ID, _CONTENT, _DATA = range(TEXT_FIELDS)
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-MICROSECOND = timedelta(microseconds=1)
 # Bytes a mapped row costs in the heap at most (a parsed version kept, its strings decoded).
 _MAPPED_ROW_BYTES = 64
 
@@ -120,8 +125,29 @@ class _Postings(Mapping[str, tuple[IntArray, FloatArray]]):
         return len(self._number)
 
 
+class _Positions(Sequence[tuple[datetime, str]]):
+    """A thread's members' (first_seen_at, record id), each decoded when read."""
+
+    def __init__(self, members: list[int], first_seen: IntArray, texts: _Texts) -> None:
+        self._members, self._first_seen, self._texts = members, first_seen, texts
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    @overload
+    def __getitem__(self, at: int) -> tuple[datetime, str]: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[tuple[datetime, str]]: ...
+    def __getitem__(self, at: int | slice) -> Any:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        row = self._members[at]
+        when = EPOCH + int(self._first_seen[row]) * MICROSECOND
+        return when, self._texts.get(row, _RECORD_ID)
+
+
 class _Threads(Mapping[Thread, ThreadRows]):
-    """Each thread's rows, with their (first_seen_at, record id) positions built when asked."""
+    """Each thread's rows, with their (first_seen_at, record id) positions read when asked."""
 
     def __init__(
         self,
@@ -141,14 +167,9 @@ class _Threads(Mapping[Thread, ThreadRows]):
         if found is None:
             i = self._number[thread]
             members = self._rows[int(self._starts[i]) : int(self._starts[i + 1])]
-            positions = tuple(
-                (
-                    EPOCH + int(self._first_seen[row]) * MICROSECOND,
-                    self._texts.get(row, _RECORD_ID),
-                )
-                for row in members.tolist()
-            )
-            found = self._built.setdefault(thread, ThreadRows(rows=members, positions=positions))
+            positions = _Positions(members.tolist(), self._first_seen, self._texts)
+            made = ThreadRows(members, positions, self._first_seen[members])
+            found = self._built.setdefault(thread, made)
         return found
 
     def __iter__(self) -> Iterator[Thread]:

@@ -17,7 +17,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,13 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 # Bytes a row costs beyond its arrays: its record id, a loader or version, its token tuple.
 _ROW_OVERHEAD_BYTES = 600
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
+def epoch_micros(at: datetime) -> int:
+    """``at`` in whole microseconds since the epoch (exact: a datetime holds microseconds)."""
+    return (at - EPOCH) // MICROSECOND
 
 
 def row_of(version: RecordVersion, vector: npt.NDArray[np.float32] | None) -> IndexRow:
@@ -58,10 +65,13 @@ def _always() -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ThreadRows:
-    """One thread's rows in (first_seen_at, record id) order, with those positions."""
+    """One thread's rows in (first_seen_at, record id) order, with those positions and each
+    row's ``first_seen_at`` as ``epoch_micros`` (what context expansion walks by: a mapped
+    snapshot decodes a position's record id only when it is read)."""
 
     rows: IntArray
-    positions: tuple[tuple[datetime, str], ...]
+    positions: Sequence[tuple[datetime, str]]
+    first_seen_us: IntArray
 
 
 @dataclass(eq=False)
@@ -272,5 +282,9 @@ def _thread_rows(rows: Sequence[IndexRow]) -> dict[Thread, ThreadRows]:
     for thread, indices in members.items():
         indices.sort(key=lambda i: (rows[i].first_seen_at, rows[i].record_id))
         positions = tuple((rows[i].first_seen_at, rows[i].record_id) for i in indices)
-        found[thread] = ThreadRows(rows=np.array(indices, dtype=np.int64), positions=positions)
+        found[thread] = ThreadRows(
+            rows=np.array(indices, dtype=np.int64),
+            positions=positions,
+            first_seen_us=np.array([epoch_micros(at) for at, _ in positions], dtype=np.int64),
+        )
     return found

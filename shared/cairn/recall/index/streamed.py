@@ -23,7 +23,7 @@ import numpy.typing as npt
 from cairn.models import EmbedderId
 from cairn.ports import PROGRESS_EVERY, BuildProgress, IndexRow
 from cairn.recall.expansion import Thread
-from cairn.recall.index.mapped import EPOCH, MICROSECOND
+from cairn.recall.index.snapshot import EPOCH, MICROSECOND
 from cairn.recall.keywords import tokenize
 
 _CHUNK = 1024  # rows whose vectors are copied into the matrix in one C-level call
