@@ -185,7 +185,11 @@ class ObjectRowSource:
         try:
             decoded = decode(stored.body, embedder)
         except CorruptIndexObjectError:
-            log.warning("recall index object is corrupt; reading the store and rewriting it")
+            log.warning(
+                "recall index object not readable here (corrupt, or of another format or "
+                "embedding space: after an upgrade each scope's object is rebuilt once); "
+                "reading the store and rewriting it"
+            )
             return None
         self._remember((scope, space), stored.etag, decoded, len(stored.body))
         return decoded
