@@ -113,7 +113,16 @@ def search(
     rows = positions if whole(snapshot, view) else view[positions]  # every row: position is row
     trusted = bool(snapshot.trusted[rows].any())
     ranked, unique = _shortlist(
-        snapshot, view, keyword, found, (positions, relevance), query, policy, now, first, trusted
+        snapshot,
+        view,
+        keyword,
+        found,
+        (positions, rows, relevance),
+        query,
+        policy,
+        now,
+        first,
+        trusted,
     )
     return Search(
         ranked=ranked,
@@ -172,7 +181,7 @@ def _shortlist(
     view: IntArray,
     keyword: FloatArray,
     found: Cosines | None,
-    relevant: tuple[IntArray, FloatArray],
+    relevant: tuple[IntArray, IntArray, FloatArray],
     query: RecallQuery,
     policy: RecallPolicy,
     now: datetime,
@@ -184,10 +193,10 @@ def _shortlist(
     A widening ranks only the rows it adds: a row's boost and score depend on the row alone,
     and the ranking's key is a total order, so merging the new rows into the ranked ones gives
     the ranking of the whole shortlist."""
-    positions, values = relevant
+    positions, relevant_rows, values = relevant  # view positions, their rows, relevance
     if not len(positions):
         return (), None
-    bound = _bounds(snapshot, view[positions], values, query, policy, now)
+    bound = _bounds(snapshot, relevant_rows, values, query, policy, now)
     size = min(len(positions), max(first, min(first, _PER_ENTRY) * query.top_k))
     growing = GrowingRanking()
     taken = np.zeros(len(positions), dtype=bool)  # rows ranked so far
