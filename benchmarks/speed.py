@@ -39,7 +39,7 @@ from cairn.clock import FixedClock
 from cairn.embed.onnx import OnnxEmbedder
 from cairn.store.sqlite import SQLiteBackend
 
-FULL_RUNS = {1_000: 40, 10_000: 15, 100_000: 3}
+FULL_RUNS = {1_000: 40, 10_000: 40, 100_000: 20}
 QUICK_RUNS = {1_000: 15, 10_000: 5}
 QUESTIONS = 40
 DYNAMODB_RECORDS = {True: 200, False: 1_000}
