@@ -130,7 +130,7 @@ def test_an_export_of_a_large_store_shows_its_progress_and_writes_the_same_lines
     tmp_path: Path,
 ) -> None:
     store = tmp_path / "cairn.db"
-    _fill(store, LARGE_SCOPE)  # one history read per record: seconds at this size
+    _fill(store, LARGE_SCOPE)  # a large scope's export shows its bar at once, however quick
     shown_out, shown_err = _cairn(store, "export", terminal=True)
     piped_out, piped_err = _cairn(store, "export", terminal=False)
     assert b"exporting alice" in shown_err

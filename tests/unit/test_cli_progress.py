@@ -62,6 +62,20 @@ def test_a_long_loop_shows_a_bar_of_counts_once_it_has_run_a_while_and_keeps_eve
     assert "private fact" not in drawn  # counts only, never content
 
 
+def test_a_loop_over_a_large_scope_shows_its_bar_at_once_however_quick() -> None:
+    from cairn.cli.progress import LARGE_SCOPE, counted
+
+    items = list(range(LARGE_SCOPE))
+    screen = Terminal()
+    assert list(counted(items, label="exporting", stream=screen, after_seconds=3600)) == items
+    drawn = screen.getvalue()
+    assert "exporting" in drawn
+    assert f"/{LARGE_SCOPE}" in drawn
+    one_short = Terminal()
+    assert list(counted(items[1:], label="exporting", stream=one_short, after_seconds=3600))
+    assert one_short.getvalue() == ""  # under the size, the bar waits for the loop's time
+
+
 def test_a_quick_loop_or_a_pipe_shows_nothing() -> None:
     from cairn.cli.progress import counted
 

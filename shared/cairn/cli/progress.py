@@ -5,8 +5,9 @@ takes over a second: ``embed_texts`` embeds in batches and shows a bar on a term
 hides it when stderr is not one, so scripts and pipes see nothing); ``embed_with_progress``
 gives records their vectors that way. ``index_build_bar`` shows the first recall of a large
 scope building its recall index; ``counted`` any other loop over many records (export, import's
-writes) once it has run a second, and ``listed`` a listing of many records (``ls records``,
-``as-of``, ``export``). A bar names only counts, never content.
+writes), at once over a large scope's worth and otherwise once it has run a second, and
+``listed`` a listing of many records (``ls records``, ``as-of``, ``export``). A bar names only
+counts, never content.
 """
 
 from __future__ import annotations
@@ -158,17 +159,20 @@ def counted(
     stream: TextIO | None = None,
     after_seconds: float = SLOW_BUILD_SECONDS,
 ) -> Iterator[T]:
-    """``items`` one by one; on a terminal (``stream``, stderr), once the loop has run
-    ``after_seconds``, a bar of how many are done. A loop that ends sooner draws nothing."""
+    """``items`` one by one; on a terminal (``stream``, stderr), a bar of how many are done:
+    from the start when there are ``LARGE_SCOPE`` or more (as a large scope's index build
+    shows at once, whatever the machine's speed), otherwise once the loop has run
+    ``after_seconds``. A shorter loop that ends sooner draws nothing."""
     screen = stream or sys.stderr
     if not screen.isatty():
         yield from items
         return
     began = time.monotonic()
+    wait = 0.0 if len(items) >= LARGE_SCOPE else after_seconds
     bar: Any = None
     try:
         for done, item in enumerate(items):
-            if bar is None and time.monotonic() - began >= after_seconds:
+            if bar is None and time.monotonic() - began >= wait:
                 from tqdm import tqdm
 
                 bar = tqdm(
