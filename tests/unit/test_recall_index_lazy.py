@@ -42,6 +42,13 @@ def remember(stores: Stores, content: str) -> None:
     stores.records.apply(SCOPE, [Create(record=record)])
 
 
+def build_index(stores: Stores) -> None:
+    """One recall, so that the scope's index is built before what a test counts."""
+    recall(
+        SCOPE, RecallQuery(text="friend"), stores=stores, embedder=EMBEDDER, clock=FixedClock(NOW)
+    )
+
+
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The record ids of the versions parsed from stored JSON while the test runs."""
@@ -65,13 +72,7 @@ def test_a_warm_recall_parses_only_the_entries_it_shows(tmp_path: Path, parsed: 
         for i in range(20):
             remember(stores, f"Drinks green tea with friend number {i}")
         query = RecallQuery(text="green tea in the morning", top_k=4)
-        recall(
-            SCOPE,
-            RecallQuery(text="friend"),
-            stores=stores,
-            embedder=EMBEDDER,
-            clock=FixedClock(NOW),
-        )  # builds the scope's index
+        build_index(stores)
         parsed.clear()
         found = recall(
             SCOPE, query, stores=stores, embedder=EMBEDDER, clock=FixedClock(NOW), policy=NO_CONTEXT
@@ -96,13 +97,7 @@ def test_a_warm_recall_makes_candidates_only_for_the_rows_dedup_visits(
         stores = backend.stores()
         for i in range(40):  # distinct, so the first shortlist ranks many more than it shows
             remember(stores, f"Drinks green tea with friend number {i}")
-        recall(
-            SCOPE,
-            RecallQuery(text="friend"),
-            stores=stores,
-            embedder=EMBEDDER,
-            clock=FixedClock(NOW),
-        )
+        build_index(stores)
         monkeypatch.setattr(shortlisted, "Candidate", counted)
         found = recall(
             SCOPE,
