@@ -44,18 +44,23 @@ RECALL_THEN_DIE = textwrap.dedent(
 )
 
 
-@pytest.mark.fault("journal", "killed-after", "sqlite")
-def test_a_journal_entry_survives_the_process_being_killed_after_recall(tmp_path: Path) -> None:
-    path = tmp_path / "cairn.db"
+def _run(script: str, path: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` in a fresh interpreter of this one's, given the store ``path``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    completed = subprocess.run(  # noqa: S603 - our own interpreter, our own script
-        [sys.executable, "-c", RECALL_THEN_DIE, str(path)],
+    return subprocess.run(  # noqa: S603 - our own interpreter, our own script
+        [sys.executable, "-c", script, str(path)],
         capture_output=True,
         text=True,
         env=env,
         timeout=120,
         check=False,
     )
+
+
+@pytest.mark.fault("journal", "killed-after", "sqlite")
+def test_a_journal_entry_survives_the_process_being_killed_after_recall(tmp_path: Path) -> None:
+    path = tmp_path / "cairn.db"
+    completed = _run(RECALL_THEN_DIE, path)
     assert completed.returncode == -signal.SIGKILL
     journal_id = completed.stdout.strip()
     with SQLiteBackend(path) as backend:
@@ -101,15 +106,7 @@ def test_a_put_killed_mid_transaction_files_nothing_and_its_retry_files_it_once(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "cairn.db"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    completed = subprocess.run(  # noqa: S603 - our own interpreter, our own script
-        [sys.executable, "-c", PUT_THEN_DIE, str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    completed = _run(PUT_THEN_DIE, path)
     assert completed.returncode == -signal.SIGKILL, completed.stderr
     with SQLiteBackend(path) as backend:
         journal = backend.stores().journal
