@@ -41,8 +41,10 @@ def test_processes_extracting_at_once_file_each_preference_once(tmp_path: Path) 
         )
         for i in range(PROCESSES)
     ]
-    for process in processes:  # every process is up (store open) before any starts talking
+    for process in processes:
         assert process.stdin is not None
+    # The line waits in each pipe until its process has opened the store: a process still
+    # opening (and tidying the staging folder) overlaps the others' writes, as it may in use.
     for process in processes:
         process.stdin.write("go\n")  # type: ignore[union-attr]
         process.stdin.flush()  # type: ignore[union-attr]

@@ -20,10 +20,10 @@ from cairn.extract.delivery import consume
 from cairn.local import offline_model
 from cairn.local.api import serve_embedded
 from cairn.local.fs_staging import FilesystemStagingStore
-from cairn.local.leftovers import STALE_AFTER
+from cairn.local.leftovers import STALE_AFTER, LeftoversRemoved, remove_leftovers
 from cairn.local.system import EmbeddedExtraction, open_embedded, staging_dir, wire_embedded
 from cairn.models import Conversational, EventInput, Role, Scope
-from cairn.rollout.index import RolloutState
+from cairn.rollout.index import Rollout, RolloutState
 from cairn.rollout.payload import RolloutNotice
 from cairn.rollout.staging_keys import staging_key
 from cairn.store.sqlite import SQLiteBackend
@@ -145,3 +145,27 @@ def test_open_embedded_removes_a_stale_temporary_file_before_its_worker_starts(
     opened.close()
 
     assert not stale.exists()
+
+
+@pytest.mark.parametrize("meanwhile", ["deleted", "erased"])
+def test_a_payload_gone_while_the_tidy_runs_is_passed_over(tmp_path: Path, meanwhile: str) -> None:
+    # Another process on the store goes on while this one opens it: its worker deletes the
+    # payload it consumed, or an erase removes the scope. The tidy meets a listed file gone.
+    root = tmp_path / "staging"
+    other_process = FilesystemStagingStore(root)
+    for rollout_id in ("ro-a", "ro-b"):
+        other_process.put(SCOPE, rollout_id, b'{"the": "conversation text"}')
+    asked: list[str] = []
+
+    def find_while_another_process_runs(rollout_id: str) -> list[Rollout]:
+        asked.append(rollout_id)
+        if meanwhile == "erased":
+            other_process.erase_scope(SCOPE)
+        else:
+            other_process.delete(SCOPE, "ro-b" if rollout_id == "ro-a" else "ro-a")
+        return []  # neither rollout is stored yet: fresh, so kept
+
+    removed = remove_leftovers(root, find_while_another_process_runs)
+
+    assert removed == LeftoversRemoved()
+    assert len(asked) == 1  # the first file was looked up; the second was gone by its turn

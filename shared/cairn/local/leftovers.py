@@ -12,6 +12,11 @@ wrong moment (issue 14, item 4):
 it is older than ``STALE_AFTER`` by the file's own time, so a put under way in another process
 on the same store is never touched; a consumed rollout's payload is deleted at once. Pending
 and failed rollouts keep theirs (failed ones wait for an operator).
+
+Other processes on the same store go on while this one tidies: a put links its temporary file
+and removes it, a worker deletes the payload it consumed, an erase removes a scope's folder. A
+file or folder gone between the listing and its turn is no longer anything to tidy, and is
+passed over.
 """
 
 from __future__ import annotations
@@ -61,7 +66,11 @@ def remove_leftovers(
     if not base.is_dir():
         return LeftoversRemoved()
     for directory in (d for d in base.iterdir() if d.is_dir()):
-        for path in list(directory.iterdir()):
+        try:
+            paths = list(directory.iterdir())
+        except FileNotFoundError:
+            continue  # the scope was erased by another process meanwhile
+        for path in paths:
             kind = _leftover(path, directory.name, find, stale_before)
             if kind is not None:
                 path.unlink(missing_ok=True)
@@ -70,8 +79,11 @@ def remove_leftovers(
 
 
 def _leftover(path: Path, digest: str, find: FindRollout, stale_before: float) -> str | None:
-    """The kind of leftover ``path`` is, or ``None`` to keep it."""
-    old = path.stat().st_mtime < stale_before
+    """The kind of leftover ``path`` is, or ``None`` to keep it (or when it is gone)."""
+    try:
+        old = path.stat().st_mtime < stale_before
+    except FileNotFoundError:
+        return None  # linked and removed, or deleted, by another process meanwhile
     if path.name.startswith("."):
         return "temporary" if old and path.name.endswith(".tmp") else None
     here = [r for r in find(path.name) if scope_prefix(r.scope) == f"{KEY_PREFIX}{digest}/"]
