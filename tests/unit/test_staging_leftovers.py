@@ -8,7 +8,11 @@ Opening the store again removes them and keeps what is still needed.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -60,6 +64,36 @@ def aged(path: Path, by: timedelta) -> None:
     os.utime(path, (then, then))
 
 
+# A put stopped half way, in a live process of its own: its temporary file written and locked.
+PUT_UNDER_WAY = """
+import sys
+from pathlib import Path
+from cairn.local.fs_staging import _synced_temp
+
+with _synced_temp(Path(sys.argv[1]), sys.argv[2], b"half a payl") as temp:
+    print(temp.name, flush=True)
+    sys.stdin.readline()
+"""
+
+
+@contextmanager
+def put_under_way(directory: Path, rollout_id: str) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    """The temporary file of a put under way in another process, and that process."""
+    directory.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(  # noqa: S603  # our own interpreter
+        [sys.executable, "-c", PUT_UNDER_WAY, str(directory), rollout_id],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        yield directory / process.stdout.readline().strip(), process
+    finally:
+        process.kill()
+        process.wait()
+
+
 def staged_files(path: Path) -> set[str]:
     return {p.name for p in staging_dir(path).rglob("*") if p.is_file()}
 
@@ -84,18 +118,17 @@ def test_reopening_removes_what_a_killed_process_left_and_keeps_pending_payloads
     stale = directory / f".{pending.rollout_id}.0123456789abcdef.tmp"  # a put cut short
     stale.write_bytes(b"half a payl")
     aged(stale, STALE_AFTER * 2)
-    fresh = directory / f".{pending.rollout_id}.fedcba9876543210.tmp"  # a put under way
-    fresh.write_bytes(b"half a payl")
     first.stores.close()  # the process dies
 
-    stores = SQLiteBackend(path, clock).stores()
-    reopened = serve_embedded(  # as `cairn serve` opens it; the worker is left to the test
-        stores, path, embedder=None, model=offline_model(), clock=clock, start_worker=False
-    )
-    try:
-        left = staged_files(path)
-    finally:
-        reopened.close()
+    with put_under_way(directory, pending.rollout_id) as (fresh, _):
+        stores = SQLiteBackend(path, clock).stores()
+        reopened = serve_embedded(  # as `cairn serve` opens it; the worker is left to the test
+            stores, path, embedder=None, model=offline_model(), clock=clock, start_worker=False
+        )
+        try:
+            left = staged_files(path)
+        finally:
+            reopened.close()
 
     assert consumed.rollout_id not in left
     assert stale.name not in left
@@ -169,3 +202,35 @@ def test_a_payload_gone_while_the_tidy_runs_is_passed_over(tmp_path: Path, meanw
 
     assert removed == LeftoversRemoved()
     assert len(asked) == 1  # the first file was looked up; the second was gone by its turn
+
+
+def test_a_put_killed_half_way_leaves_a_temporary_file_the_next_tidy_deletes_at_once(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "staging"
+    directory = root / "rollouts" / ("0" * 32)
+    with put_under_way(directory, "ro-1") as (temp, process):
+        assert remove_leftovers(root, lambda _: []) == LeftoversRemoved()  # alive: kept
+        assert temp.exists()
+        process.kill()  # SIGKILL: the put never reaches its link or its unlink
+        process.wait()
+        assert temp.exists()
+
+        removed = remove_leftovers(root, lambda _: [])  # a second old, not ten minutes
+
+    assert removed == LeftoversRemoved(temporary=1)
+    assert not temp.exists()
+
+
+def test_an_empty_temporary_file_waits_for_its_age(tmp_path: Path) -> None:
+    # Created by a put that has not taken its lock yet, or by one killed before writing a byte:
+    # nothing in it to leak, and no telling which, so it is kept until it is stale.
+    root = tmp_path / "staging"
+    directory = root / "rollouts" / ("0" * 32)
+    directory.mkdir(parents=True)
+    empty = directory / ".ro-1.0123456789abcdef.tmp"
+    empty.touch()
+
+    assert remove_leftovers(root, lambda _: []) == LeftoversRemoved()
+    aged(empty, STALE_AFTER * 2)
+    assert remove_leftovers(root, lambda _: []) == LeftoversRemoved(temporary=1)

@@ -8,16 +8,28 @@ overwrite each other (``os.replace`` would let the last one win). The directory 
 after every link and unlink so an acknowledged put or delete survives power loss. Files are
 private to the user (mode 0600, directories 0700): they hold conversation text.
 
+A put holds an exclusive ``flock`` on its temporary file from before its first byte until the
+file is unlinked. The kernel drops the lock when the process dies, so a temporary file with
+bytes in it and no lock held is one a killed put left (``abandoned_temporary``); the start-up
+tidy deletes it at once (``cairn.local.leftovers``). Without ``fcntl`` (Windows) there is no
+such lock and only the tidy's age rule applies.
+
 Needs a filesystem with hard links (every local POSIX filesystem, NTFS).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 from cairn.errors import (
     ConfigurationError,
@@ -44,15 +56,13 @@ class FilesystemStagingStore:
         path = self._path(key)
         with _translated_os_errors(self.root):
             _make_private_dirs(path.parent)
-            temp = _write_synced_temp(path.parent, rollout_id, payload)
-            try:
-                os.link(temp, path)
-            except FileExistsError:
-                if path.read_bytes() != payload:
-                    raise RolloutConflictError(rollout_id) from None
-                return key
-            finally:
-                temp.unlink(missing_ok=True)
+            with _synced_temp(path.parent, rollout_id, payload) as temp:
+                try:
+                    os.link(temp, path)
+                except FileExistsError:
+                    if path.read_bytes() != payload:
+                        raise RolloutConflictError(rollout_id) from None
+                    return key
             _fsync_dir(path.parent)
         return key
 
@@ -105,21 +115,46 @@ def _make_private_dirs(directory: Path) -> None:
         _fsync_dir(created.parent)
 
 
-def _write_synced_temp(directory: Path, rollout_id: str, payload: bytes) -> Path:
+@contextmanager
+def _synced_temp(directory: Path, rollout_id: str, payload: bytes) -> Iterator[Path]:
+    """A temporary file holding ``payload``, fsynced and locked; unlinked, then unlocked, after."""
     # A leading dot can never collide with a key: rollout ids start with a letter or digit.
     temp = directory / f".{rollout_id}.{secrets.token_hex(8)}{_TEMP_SUFFIX}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
+        if fcntl is not None:  # held before the first byte: see the module docstring
+            fcntl.flock(fd, fcntl.LOCK_EX)
         view = memoryview(payload)
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
-    except BaseException:
-        os.close(fd)
+        yield temp
+    finally:
         temp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    return temp
+        os.close(fd)
+
+
+def abandoned_temporary(path: Path) -> bool:
+    """Whether the temporary file ``path`` was left by a put whose process is gone: it holds
+    bytes and no process holds its lock. ``False`` when it cannot be told (no ``fcntl``, the
+    file is gone or unreadable, or a put has created it and not yet written)."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # a live put holds it
+        os.close(fd)
+        return False
+    try:
+        return os.fstat(fd).st_size > 0
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def _fsync_dir(directory: Path) -> None:

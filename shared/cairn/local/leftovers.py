@@ -8,10 +8,12 @@ wrong moment (issue 14, item 4):
   consumed and deleting its payload -- or of no rollout at all (an evidence payload staged just
   before a crash, before its rollout was stored).
 
-``remove_leftovers`` deletes both. A temporary file or an unindexed payload is deleted only once
-it is older than ``STALE_AFTER`` by the file's own time, so a put under way in another process
-on the same store is never touched; a consumed rollout's payload is deleted at once. Pending
-and failed rollouts keep theirs (failed ones wait for an operator).
+``remove_leftovers`` deletes both. A temporary file is deleted at once when its put's process is
+gone (it holds bytes and no process holds the lock a put keeps on it:
+``cairn.local.fs_staging.abandoned_temporary``), and otherwise once it is older than
+``STALE_AFTER`` by the file's own time; an unindexed payload only once it is that old. So a put
+under way in another process on the same store is never touched. A consumed rollout's payload
+is deleted at once. Pending and failed rollouts keep theirs (failed ones wait for an operator).
 
 Other processes on the same store go on while this one tidies: a put links its temporary file
 and removes it, a worker deletes the payload it consumed, an erase removes a scope's folder. A
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from cairn.local.fs_staging import abandoned_temporary
 from cairn.ports import Stores
 from cairn.rollout.index import Rollout, RolloutState
 from cairn.rollout.staging_keys import KEY_PREFIX, scope_prefix
@@ -85,7 +88,8 @@ def _leftover(path: Path, digest: str, find: FindRollout, stale_before: float) -
     except FileNotFoundError:
         return None  # linked and removed, or deleted, by another process meanwhile
     if path.name.startswith("."):
-        return "temporary" if old and path.name.endswith(".tmp") else None
+        temporary = path.name.endswith(".tmp")
+        return "temporary" if temporary and (old or abandoned_temporary(path)) else None
     here = [r for r in find(path.name) if scope_prefix(r.scope) == f"{KEY_PREFIX}{digest}/"]
     if not here:
         return "unindexed" if old else None
