@@ -19,7 +19,6 @@ Needs a filesystem with hard links (every local POSIX filesystem, NTFS).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 from collections.abc import Iterator
@@ -146,15 +145,11 @@ def abandoned_temporary(path: Path) -> bool:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # a live put holds it
-        os.close(fd)
-        return False
-    try:
         return os.fstat(fd).st_size > 0
+    except OSError:  # a live put holds it
+        return False
     finally:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+        os.close(fd)  # drops the lock taken here, if any
 
 
 def _fsync_dir(directory: Path) -> None:
